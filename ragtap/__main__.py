@@ -1,0 +1,5 @@
+import sys
+
+from ragtap.cli import main
+
+sys.exit(main())

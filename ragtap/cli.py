@@ -1,0 +1,38 @@
+"""The `ragtap` command: one sub-command per module in ragtap/commands/."""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+
+# name -> module in ragtap.commands; each module has `add_parser(subparsers)` and `run(args) -> int`
+COMMANDS: dict[str, str] = {
+    "serve": "serve",
+    "demo": "demo",
+    "score": "score",
+    "experiment": "experiment",
+    "calibrate": "calibrate",
+    "judge": "judge",
+}
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="ragtap", description="Watch RAG answers: an OpenAI-compatible proxy that scores grounding.")
+    subparsers = parser.add_subparsers(dest="command", required=True)
+    modules = {}
+    for name, module_name in COMMANDS.items():
+        try:
+            module = importlib.import_module(f"ragtap.commands.{module_name}")
+        except ModuleNotFoundError as error:
+            if error.name == f"ragtap.commands.{module_name}":
+                continue  # a command not built yet
+            raise
+        module.add_parser(subparsers)
+        modules[name] = module
+    args = parser.parse_args(argv)
+    return int(modules[args.command].run(args) or 0)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,1 @@
+"""Sub-commands of the `ragtap` CLI; each module has `add_parser(subparsers)` and `run(args) -> int`."""

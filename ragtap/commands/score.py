@@ -1,0 +1,108 @@
+"""`ragtap score FILE.jsonl [--out OUT.jsonl]`: the proxy's scoring core, offline, over logged interactions."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from collections import Counter
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+from typing import IO, TypeVar
+
+import numpy as np
+import orjson
+
+from ragtap.config import ConfigError, load_config
+from ragtap.records import RecordError, output_record, read_interactions
+from ragtap.types import METRICS, Interaction
+
+T = TypeVar("T")
+
+
+def add_parser(subparsers: argparse._SubParsersAction) -> None:
+    p = subparsers.add_parser("score", help="score a JSONL file of interactions offline")
+    p.add_argument("file", help="JSONL: question, documents (or retrieved), answer, supporting (optional), id")
+    p.add_argument("--out", help="write one scored JSON line per interaction here (default: stdout)")
+    p.add_argument("--config", help="config.toml (thresholds, embedder)")
+    p.add_argument("--batch", type=int, default=128, help="interactions per embedding batch (default 128)")
+    p.add_argument("--quiet", action="store_true", help="no progress bar")
+    p.set_defaults(func=run)
+
+
+def chunks(items: Iterable[T], size: int) -> Iterator[list[T]]:
+    batch: list[T] = []
+    for item in items:
+        batch.append(item)
+        if len(batch) == size:
+            yield batch
+            batch = []
+    if batch:
+        yield batch
+
+
+def summary(verdicts: Counter[str], poor: int, scores: dict[str, list[float]], total: int, seconds: float) -> str:
+    lines = [f"scored {total} interactions in {seconds:.1f} s ({total / max(seconds, 1e-9):.0f} per second)", "verdicts:"]
+    for verdict, count in verdicts.most_common():
+        lines.append(f"  {verdict:<19} {count:>7}  {count / max(total, 1):6.1%}")
+    lines.append(f"  poor_retrieval      {poor:>7}  {poor / max(total, 1):6.1%}")
+    lines.append("score quantiles:      n     p10    p25    p50    p75    p90")
+    for metric in METRICS:
+        values = scores[metric]
+        if values:
+            q = np.quantile(np.asarray(values), [0.1, 0.25, 0.5, 0.75, 0.9])
+            lines.append(f"  {metric.upper():<5} {len(values):>12} " + " ".join(f"{v:6.3f}" for v in q))
+    return "\n".join(lines)
+
+
+def run(args: argparse.Namespace) -> int:
+    from ragtap.pipeline.batch import ScoringPolicy, assess_batch
+    from ragtap.proxy.app import build_embedder
+    from ragtap.scoring.refusal import RefusalDetector
+
+    try:
+        config = load_config(args.config)
+    except ConfigError as error:
+        print(f"ragtap: config error: {error}", file=sys.stderr)
+        return 2
+    path = Path(args.file)
+    if not path.is_file():
+        print(f"ragtap: no such file: {path}", file=sys.stderr)
+        return 2
+    try:
+        interactions: list[Interaction] = list(read_interactions(path))
+    except RecordError as error:
+        print(f"ragtap: {error}", file=sys.stderr)
+        return 2
+    embedder = build_embedder(config)
+    policy = ScoringPolicy(config.thresholds, RefusalDetector.build(config.scoring.refusal_patterns))
+    out: IO[bytes] = open(args.out, "wb") if args.out else sys.stdout.buffer  # noqa: SIM115
+    verdicts: Counter[str] = Counter()
+    scores: dict[str, list[float]] = {m: [] for m in METRICS}
+    poor = 0
+    started = time.perf_counter()
+    progress = None
+    if not args.quiet:
+        from tqdm import tqdm
+
+        progress = tqdm(total=len(interactions), unit="interaction", file=sys.stderr)
+    try:
+        for batch in chunks(interactions, max(1, args.batch)):
+            for interaction, assessment in zip(batch, assess_batch(batch, embedder, policy)):
+                out.write(orjson.dumps(output_record(interaction, assessment)) + b"\n")
+                verdicts[assessment.verdict.value] += 1
+                poor += bool(assessment.poor_retrieval)
+                for metric, value in assessment.scores.as_dict().items():
+                    if value is not None:
+                        scores[metric].append(value)
+            if progress is not None:
+                progress.update(len(batch))
+    finally:
+        if progress is not None:
+            progress.close()
+        if args.out:
+            out.close()
+        else:
+            out.flush()
+    print(summary(verdicts, poor, scores, len(interactions), time.perf_counter() - started), file=sys.stderr)
+    return 0

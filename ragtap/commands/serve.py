@@ -1,0 +1,53 @@
+"""`ragtap serve`: run the proxy until SIGINT/SIGTERM, then shut down gracefully."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import logging
+import signal
+import sys
+
+from ragtap.config import ConfigError, load_config
+
+
+def add_parser(subparsers: argparse._SubParsersAction) -> None:
+    p = subparsers.add_parser("serve", help="run the OpenAI-compatible proxy")
+    p.add_argument("--config", help="config.toml (default: none, built-in defaults)")
+    p.add_argument("--upstream", help="the upstream's OpenAI base URL, e.g. https://api.openai.com/v1")
+    p.add_argument("--host", help="listen address (default 127.0.0.1)")
+    p.add_argument("--port", type=int, help="listen port (default 8787)")
+    p.set_defaults(func=run)
+
+
+async def _serve(config) -> None:  # type: ignore[no-untyped-def]
+    from ragtap.proxy.server import RagtapServer
+
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        loop.add_signal_handler(sig, stop.set)
+    server = RagtapServer(config)
+    await server.start()
+    print(f"ragtap listening on {server.base_url} -> {config.server.upstream}", file=sys.stderr, flush=True)
+    await stop.wait()
+    print("ragtap: shutting down (finishing in-flight requests, draining scoring)", file=sys.stderr, flush=True)
+    await server.stop()
+
+
+def run(args: argparse.Namespace) -> int:
+    try:
+        config = load_config(args.config, flags={"server": {"upstream": args.upstream, "host": args.host, "port": args.port}})
+    except ConfigError as error:
+        print(f"ragtap: config error: {error}", file=sys.stderr)
+        return 2
+    logging.basicConfig(level=config.log.level.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    runner = asyncio.run
+    try:
+        import uvloop
+
+        runner = uvloop.run  # type: ignore[assignment]
+    except ImportError:
+        pass
+    runner(_serve(config))
+    return 0

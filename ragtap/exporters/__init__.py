@@ -1,0 +1,1 @@
+"""Exporters: where ragtap's findings go (OpenTelemetry, Prometheus, logs)."""

@@ -1,0 +1,357 @@
+"""Prometheus metrics for ragtap: traffic, latency, tokens, the scoring queue, scores and verdicts.
+
+Usage (the proxy serves the metrics on its own port)::
+
+    from ragtap.exporters.prometheus import PrometheusExporter, add_metrics_route
+    prom = PrometheusExporter(PrometheusSettings())
+    exporters.add(prom)                                   # an ExporterSet
+    prom.watch_errors("hooks", lambda: exporters.errors)  # hook exceptions caught by the ExporterSet
+    prom.watch_errors("otel", otel.stats.failures)        # failed OTLP exports (see otel.ExportStats)
+    add_metrics_route(app, prom)                          # GET settings.path, bearer token when configured
+    # or, when settings.listen_port is set:  runner = await prom.start_separate_server()
+
+Every exporter owns its `CollectorRegistry` (never the process-global one), so several apps and tests coexist.
+
+Label cardinality is bounded by construction: `route` takes one of `ROUTES` or "other"; `model` takes a value from
+the configured list or one of the first `max_models` models seen, everything else is "other" (and "unknown" when
+the request named none); `verdict`, `metric`, `kind`, `outcome` and `injected` come from fixed sets; the free
+`reason` strings of drops and unscored interactions are reduced to short identifiers and capped too.  No user, key or
+free-text value is ever a label.
+"""
+
+from __future__ import annotations
+
+import hmac
+import re
+import threading
+from collections.abc import Callable, Iterable
+from typing import TYPE_CHECKING, Any
+
+from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
+from prometheus_client.core import CounterMetricFamily
+from prometheus_client.exposition import CONTENT_TYPE_LATEST, generate_latest
+from prometheus_client.openmetrics import exposition as openmetrics
+
+from ragtap.exporters.base import ExchangeRecord, Exporter
+from ragtap.exporters.settings import PrometheusSettings
+from ragtap.types import METRICS, Assessment, Interaction, Verdict
+
+if TYPE_CHECKING:  # aiohttp is only needed by the HTTP helpers
+    from aiohttp import web
+
+ROUTES: tuple[str, ...] = (
+    "/v1/chat/completions",
+    "/v1/completions",
+    "/v1/embeddings",
+    "/v1/models",
+    "/v1/responses",
+)
+OTHER = "other"
+UNKNOWN = "unknown"
+OUTCOMES: tuple[str, ...] = ("complete", "incomplete", "upstream_error")
+VERDICTS: tuple[str, ...] = tuple(v.value for v in Verdict)
+MAX_REASONS = 16  # distinct values of a `reason` label before the rest become "other"
+
+# Cosine similarity lies in [-1, 1]; real embeddings of related texts sit in [0, 1].  0.05 steps (the thesis
+# thresholds 0.70-0.85 fall on bucket bounds); anything below 0 lands in the le="0" bucket.
+SCORE_BUCKETS: tuple[float, ...] = tuple(round(i * 0.05, 2) for i in range(21))
+UPSTREAM_BUCKETS: tuple[float, ...] = (0.05, 0.1, 0.25, 0.5, 1, 2, 4, 8, 15, 30, 60, 120, 300)
+TTFT_BUCKETS: tuple[float, ...] = (0.025, 0.05, 0.1, 0.25, 0.5, 1, 2, 4, 8, 15, 30, 60)
+ADDED_BUCKETS: tuple[float, ...] = (0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5)
+SCORING_BUCKETS: tuple[float, ...] = (0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60)
+
+_REASON_RE = re.compile(r"[^a-z0-9_]+")
+
+
+def normalise_route(path: str | None) -> str:
+    """Map a request path to one of `ROUTES` or "other" (query strings, trailing slashes and ids dropped)."""
+    if not path:
+        return OTHER
+    path = path.split("?", 1)[0].rstrip("/").lower()
+    if not path.startswith("/v1/") and ("/v1" + path) in ROUTES:  # clients whose base URL lacks /v1
+        path = "/v1" + path
+    if path.startswith("/v1/models/"):
+        return "/v1/models"
+    return path if path in ROUTES else OTHER
+
+
+def _status_label(status: int | None) -> str:
+    if isinstance(status, int) and 100 <= status <= 599:
+        return str(status)
+    return "none"
+
+
+class _BoundedLabel:
+    """Hands out label values from an allow-list, or the first `limit` seen; the rest become `OTHER`."""
+
+    def __init__(self, allowed: Iterable[str] = (), limit: int = 20, reserved: Iterable[str] = ()) -> None:
+        self._allowed = frozenset(allowed)
+        self._limit = max(0, int(limit))
+        self._reserved = frozenset(reserved)
+        self._seen: set[str] = set()
+        self._lock = threading.Lock()
+
+    def __call__(self, value: str | None, *, missing: str = UNKNOWN) -> str:
+        if value is None or value == "":
+            return missing
+        value = str(value)
+        if value in self._reserved:
+            return value
+        if self._allowed:
+            return value if value in self._allowed else OTHER
+        if value in self._seen:
+            return value
+        with self._lock:
+            if value in self._seen:
+                return value
+            if len(self._seen) < self._limit and len(value) <= 128:
+                self._seen.add(value)
+                return value
+        return OTHER
+
+
+class PrometheusExporter(Exporter):
+    """Exports ragtap's hooks as Prometheus metrics in its own registry.  See the module docstring."""
+
+    def __init__(self, settings: PrometheusSettings | None = None, registry: CollectorRegistry | None = None) -> None:
+        self.settings = settings or PrometheusSettings()
+        self.registry = registry if registry is not None else CollectorRegistry(auto_describe=True)
+        self._model = _BoundedLabel(self.settings.models, self.settings.max_models, reserved=(OTHER, UNKNOWN))
+        self._reason = _BoundedLabel((), MAX_REASONS, reserved=(OTHER, UNKNOWN))
+        self._error_sources: dict[str, Callable[[], float]] = {}
+        r = self.registry
+
+        # --- traffic -------------------------------------------------------------------------------------------
+        self.requests = Counter(
+            "ragtap_requests_total", "Requests proxied, by normalised route, model and HTTP status returned to the app.",
+            ["route", "model", "status"], registry=r)
+        self.chat_requests = Counter(
+            "ragtap_chat_requests_total",
+            "Chat requests by recognition result (kind=rag|not_rag) and whether the supporting-content instruction "
+            "was injected.", ["kind", "injected"], registry=r)
+        self.passthrough = Counter(
+            "ragtap_passthrough_requests_total", "Non-chat /v1/* requests forwarded untouched, by route.",
+            ["route"], registry=r)
+        self.exchanges = Counter(
+            "ragtap_exchanges_total",
+            "Chat exchanges by outcome: complete, incomplete (the client went away), upstream_error.",
+            ["outcome", "model"], registry=r)
+
+        # --- latency -------------------------------------------------------------------------------------------
+        self.upstream_seconds = Histogram(
+            "ragtap_upstream_duration_seconds", "Time from sending the request upstream to the end of its response.",
+            ["route", "model"], buckets=UPSTREAM_BUCKETS, registry=r)
+        self.added_seconds = Histogram(
+            "ragtap_added_duration_seconds",
+            "ragtap's own share of the wall time of an exchange (total minus the upstream's time).",
+            ["route", "model"], buckets=ADDED_BUCKETS, registry=r)
+        self.ttft_seconds = Histogram(
+            "ragtap_time_to_first_token_seconds",
+            "Streams: time from the request's arrival to the first answer text forwarded to the app.",
+            ["model"], buckets=TTFT_BUCKETS, registry=r)
+
+        # --- tokens --------------------------------------------------------------------------------------------
+        self.tokens = Counter(
+            "ragtap_tokens_total",
+            "Tokens reported by the upstream, by kind: input, output (includes supporting) and supporting "
+            "(the part of the output spent on the supporting content).", ["model", "kind"], registry=r)
+
+        # --- scoring pipeline ----------------------------------------------------------------------------------
+        self.queue_depth_gauge = Gauge(
+            "ragtap_scoring_queue_depth", "Interactions waiting in the scoring queue.", registry=r)
+        self.scoring_seconds = Histogram(
+            "ragtap_scoring_duration_seconds", "Time to embed and score one interaction.",
+            ["model"], buckets=SCORING_BUCKETS, registry=r)
+        self.dropped_counter = Counter(
+            "ragtap_scoring_dropped_total",
+            "Interactions not scored because the queue was full or ragtap was shutting down, by reason.",
+            ["reason"], registry=r)
+        self.failed_counter = Counter(
+            "ragtap_scoring_failed_total", "Interactions whose embedding or scoring raised.", ["model"], registry=r)
+
+        # --- findings ------------------------------------------------------------------------------------------
+        self.score = Histogram(
+            "ragtap_score",
+            "Cosine relevance scores by metric: sdq, sdrd, sda (primary), qrd, qa (auxiliary), ard.",
+            ["metric", "model"], buckets=SCORE_BUCKETS, registry=r)
+        self.verdicts = Counter(
+            "ragtap_verdicts_total",
+            "Scored interactions by verdict: grounded, parametric, refusal, unsupported_answer, unscored.",
+            ["verdict", "model"], registry=r)
+        self.poor_retrieval = Counter(
+            "ragtap_poor_retrieval_total", "Interactions whose retrieved documents were judged off-topic.",
+            ["model"], registry=r)
+        self.retrieval_judged = Counter(
+            "ragtap_retrieval_judged_total",
+            "Interactions whose retrieval could be judged (had documents): the denominator of the poor-retrieval rate.",
+            ["model"], registry=r)
+        self.unscored = Counter(
+            "ragtap_unscored_total", "Interactions that could not be scored, by reason.", ["reason", "model"],
+            registry=r)
+
+        # --- ragtap's own health -------------------------------------------------------------------------------
+        r.register(_ErrorSourcesCollector(self._error_sources))
+
+    # ------------------------------------------------------------------------------------------------- helpers
+    def model_label(self, model: str | None) -> str:
+        return self._model(model)
+
+    def _reason_label(self, reason: str | None) -> str:
+        if not reason:
+            return UNKNOWN
+        cleaned = _REASON_RE.sub("_", str(reason).lower()).strip("_")[:40]
+        return self._reason(cleaned or UNKNOWN)
+
+    def watch_errors(self, source: str, read: Callable[[], float]) -> None:
+        """Expose a monotonically growing error count read at scrape time as `ragtap_exporter_errors_total{exporter}`.
+
+        E.g. `watch_errors("otel", otel_exporter.stats.failures)` or `watch_errors("hooks", lambda: s.errors)`.
+        """
+        self._error_sources[_REASON_RE.sub("_", source.lower())[:40] or UNKNOWN] = read
+
+    def render(self, accept: str | None = None) -> tuple[bytes, str]:
+        """The exposition body and its content type (OpenMetrics when the scraper's Accept header asks for it)."""
+        if accept and "application/openmetrics-text" in accept:
+            return openmetrics.generate_latest(self.registry), openmetrics.CONTENT_TYPE_LATEST
+        return generate_latest(self.registry), CONTENT_TYPE_LATEST
+
+    async def start_separate_server(self, host: str | None = None, port: int | None = None) -> "web.AppRunner":
+        """Serve the metrics on their own listener (settings.listen_host/listen_port); returns the AppRunner to
+        `await runner.cleanup()` at shutdown."""
+        from aiohttp import web
+
+        app = web.Application()
+        add_metrics_route(app, self)
+        runner = web.AppRunner(app, access_log=None)
+        await runner.setup()
+        site = web.TCPSite(runner, host or self.settings.listen_host or "127.0.0.1",
+                           port if port is not None else (self.settings.listen_port or 9787))
+        await site.start()
+        return runner
+
+    # --------------------------------------------------------------------------------------------------- hooks
+    def exchange_finished(self, exchange: ExchangeRecord) -> None:
+        route = normalise_route(exchange.route)
+        model = self._model(exchange.request_model or exchange.response_model)
+        self.requests.labels(route, model, _status_label(exchange.status)).inc()
+        kind = "rag" if exchange.rag_source else "not_rag"
+        self.chat_requests.labels(kind, "true" if exchange.injected else "false").inc()
+        outcome = exchange.outcome if exchange.outcome in OUTCOMES else OTHER
+        self.exchanges.labels(outcome, model).inc()
+        upstream = exchange.upstream_seconds
+        if upstream is not None:
+            self.upstream_seconds.labels(route, model).observe(upstream)
+        added = exchange.added_seconds
+        if added is not None:
+            self.added_seconds.labels(route, model).observe(added)
+        if exchange.stream and exchange.first_token_at is not None:
+            self.ttft_seconds.labels(model).observe(max(0.0, exchange.first_token_at - exchange.started_at))
+        for kind_, value in (("input", exchange.input_tokens), ("output", exchange.output_tokens),
+                             ("supporting", exchange.supporting_tokens)):
+            if value:
+                self.tokens.labels(model, kind_).inc(value)
+
+    def passthrough_finished(self, exchange: ExchangeRecord) -> None:
+        route = normalise_route(exchange.route)
+        model = self._model(exchange.request_model or exchange.response_model)
+        self.requests.labels(route, model, _status_label(exchange.status)).inc()
+        self.passthrough.labels(route).inc()
+        upstream = exchange.upstream_seconds
+        if upstream is not None:
+            self.upstream_seconds.labels(route, model).observe(upstream)
+        added = exchange.added_seconds
+        if added is not None:
+            self.added_seconds.labels(route, model).observe(added)
+        if exchange.input_tokens:  # embeddings report prompt tokens
+            self.tokens.labels(model, "input").inc(exchange.input_tokens)
+
+    def interaction_scored(self, interaction: Interaction, assessment: Assessment, seconds: float) -> None:
+        model = self._model(_interaction_model(interaction))
+        if seconds is not None and seconds >= 0:
+            self.scoring_seconds.labels(model).observe(seconds)
+        verdict = assessment.verdict.value if isinstance(assessment.verdict, Verdict) else str(assessment.verdict)
+        self.verdicts.labels(verdict if verdict in VERDICTS else OTHER, model).inc()
+        if verdict == Verdict.UNSCORED.value:
+            self.unscored.labels(self._reason_label(interaction.unscored_reason), model).inc()
+        for metric in METRICS:
+            value = getattr(assessment.scores, metric, None)
+            if value is not None:
+                self.score.labels(metric, model).observe(float(value))
+        if assessment.poor_retrieval is not None:
+            self.retrieval_judged.labels(model).inc()
+            if assessment.poor_retrieval:
+                self.poor_retrieval.labels(model).inc()
+
+    def scoring_dropped(self, reason: str) -> None:
+        self.dropped_counter.labels(self._reason_label(reason)).inc()
+
+    def scoring_failed(self, interaction: Interaction, error: BaseException) -> None:
+        self.failed_counter.labels(self._model(_interaction_model(interaction))).inc()
+
+    def queue_depth(self, depth: int) -> None:
+        self.queue_depth_gauge.set(depth)
+
+
+def _interaction_model(interaction: Interaction) -> str | None:
+    if interaction.model:
+        return interaction.model
+    exchange = interaction.meta.get("exchange") if isinstance(interaction.meta, dict) else None
+    if isinstance(exchange, ExchangeRecord):
+        return exchange.request_model or exchange.response_model
+    return None
+
+
+class _ErrorSourcesCollector:
+    """`ragtap_exporter_errors_total{exporter}`: counts read at scrape time from the registered callbacks."""
+
+    def __init__(self, sources: dict[str, Callable[[], float]]) -> None:
+        self._sources = sources
+
+    def describe(self) -> list[Any]:
+        return [CounterMetricFamily("ragtap_exporter_errors", "Errors of ragtap's exporters, by exporter.",
+                                    labels=["exporter"])]
+
+    def collect(self) -> Iterable[Any]:
+        family = CounterMetricFamily("ragtap_exporter_errors", "Errors of ragtap's exporters, by exporter "
+                                     "(hooks: exceptions caught by the ExporterSet; otel: failed OTLP exports).",
+                                     labels=["exporter"])
+        for name, read in list(self._sources.items()):
+            try:
+                value = float(read())
+            except Exception:  # a broken source must not break the scrape
+                continue
+            family.add_metric([name], value)
+        yield family
+
+
+# ------------------------------------------------------------------------------------------------ HTTP helpers
+_DEFAULT = object()
+
+
+def metrics_handler(exporter: PrometheusExporter, token: Any = _DEFAULT) -> Callable[["web.Request"], Any]:
+    """An aiohttp handler serving `exporter.render()`.
+
+    `token` defaults to `exporter.settings.token`; when set, the request must carry `Authorization: Bearer <token>`
+    (compared in constant time), else 401 with a `WWW-Authenticate: Bearer` challenge.
+    """
+    from aiohttp import web
+
+    secret: str | None = exporter.settings.token if token is _DEFAULT else token
+    expected = f"Bearer {secret}".encode() if secret else None
+
+    async def handle_metrics(request: web.Request) -> web.Response:
+        if expected is not None:
+            given = request.headers.get("Authorization", "").strip().encode()
+            if not hmac.compare_digest(given, expected):
+                return web.Response(status=401, text="unauthorized\n",
+                                    headers={"WWW-Authenticate": 'Bearer realm="ragtap metrics"'})
+        body, content_type = exporter.render(request.headers.get("Accept"))
+        # the content type carries version/charset parameters, so it goes in as a raw header
+        return web.Response(body=body, headers={"Content-Type": content_type, "Cache-Control": "no-store"})
+
+    return handle_metrics
+
+
+def add_metrics_route(app: "web.Application", exporter: PrometheusExporter, token: Any = _DEFAULT) -> None:
+    """Mount GET `exporter.settings.path` on an aiohttp app (do it before the proxy's catch-all route)."""
+    app.router.add_get(exporter.settings.path, metrics_handler(exporter, token))

@@ -1,0 +1,1 @@
+"""Embedding + scoring of interactions, shared by the proxy (online queue) and the CLI (offline files)."""

@@ -1,0 +1,225 @@
+"""POST /v1/chat/completions: recognise -> inject -> forward -> split -> respond, then hand off for scoring.
+
+Three paths, decided by recognition:
+- not RAG: the request bytes go upstream unchanged and the reply bytes come back unchanged;
+- RAG, ragtap owns the reply format: the instruction is injected and the reply is split (`_injected`);
+- RAG, the client owns the reply format (response_format, tools, n > 1): forwarded unchanged, the answer is
+  read from a copy for the scores that need no supporting content (`_observed`).
+Whatever ragtap cannot parse, the app receives as the upstream sent it.
+"""
+
+from __future__ import annotations
+
+import json
+from time import perf_counter as now
+from typing import Any
+
+import aiohttp
+import orjson
+from aiohttp import web
+
+from ragtap.exporters.base import ExchangeRecord
+from ragtap.proxy.errors import UpstreamUnavailable
+from ragtap.proxy.inject import inject, without_ragtap_field
+from ragtap.proxy.passthrough import forward_unchanged, relay_response
+from ragtap.proxy.state import STATE, ProxyState
+from ragtap.proxy.stream import StreamOutcome, relay_injected, relay_observed
+from ragtap.proxy.upstream import request_headers, response_headers
+from ragtap.recognise import recognise
+from ragtap.split.reply import split_reply
+from ragtap.types import Assessment, Interaction, RagContext
+
+_TRACE_HEADERS = ("traceparent", "tracestate", "baggage")
+
+
+def _parse_object(raw: bytes) -> dict[str, Any] | None:
+    try:
+        value = orjson.loads(raw)
+    except orjson.JSONDecodeError:
+        return None
+    return value if isinstance(value, dict) else None
+
+
+async def handle_chat(request: web.Request) -> web.StreamResponse:
+    state = request.app[STATE]
+    raw = await request.read()
+    record = ExchangeRecord(
+        route="/v1/chat/completions",
+        trace_headers={h: request.headers[h] for h in _TRACE_HEADERS if h in request.headers},
+        upstream_host=state.upstream.target.host,
+        upstream_port=state.upstream.target.port,
+    )
+    body = _parse_object(raw)
+    recognition = recognise(body, state.patterns) if body is not None else None
+    if body is not None:
+        model = body.get("model")
+        record.request_model = model if isinstance(model, str) else None
+        record.stream = body.get("stream") is True
+    context = recognition.context if recognition is not None else None
+    record.rag_source = context.source if context is not None else None
+    state.exporter.exchange_started(record)
+    try:
+        if body is None or recognition is None or (context is None and not recognition.strip_ragtap_field):
+            # Not JSON, not an object, or not RAG: the upstream answers it as if ragtap were not there.
+            response = await forward_unchanged(request, state, raw, record)
+        elif context is None:
+            response = await _forward_json(request, state, without_ragtap_field(body), record)
+        elif recognition.inject and state.config.inject.enabled:
+            record.injected = True
+            response = await _injected(request, state, body, context, record)
+        else:
+            forwarded = without_ragtap_field(body) if recognition.strip_ragtap_field else None
+            response = await _observed(request, state, raw, forwarded, context, record)
+    except UpstreamUnavailable as failure:
+        record.error_type, record.outcome, record.status = failure.error_type, "upstream_error", failure.response.status
+        response = failure.response
+    record.finished_at = now()
+    state.exporter.exchange_finished(record)
+    return response
+
+
+async def _send(request: web.Request, state: ProxyState, body: bytes, record: ExchangeRecord) -> aiohttp.ClientResponse:
+    """Forward a body ragtap will read: uncompressed, so the reply can be parsed."""
+    record.upstream_sent_at = now()
+    upstream = await state.upstream.send(
+        "POST", request.path, request.query_string, request_headers(request.headers, identity_encoding=True), body, decompress=True
+    )
+    record.upstream_headers_at = now()
+    record.status = upstream.status
+    return upstream
+
+
+async def _forward_json(request: web.Request, state: ProxyState, body: dict[str, Any], record: ExchangeRecord) -> web.StreamResponse:
+    upstream = await _send(request, state, orjson.dumps(body), record)
+    return await relay_response(request, upstream, record)
+
+
+def _rejects_response_format(status: int, body: bytes) -> bool:
+    return status == 400 and b"response_format" in body
+
+
+async def _injected(request: web.Request, state: ProxyState, body: dict[str, Any], context: RagContext, record: ExchangeRecord) -> web.StreamResponse:
+    forwarded, added_usage = inject(body, state.config.inject)
+    upstream = await _send(request, state, orjson.dumps(forwarded), record)
+    if upstream.status == 400 and "response_format" in forwarded:
+        # Some OpenAI-compatible servers reject json_object: ask again without it, once.
+        error_body = await upstream.read()
+        upstream.release()
+        if not _rejects_response_format(400, error_body):
+            return web.Response(status=400, body=error_body, headers=response_headers(upstream.headers, body_rewritten=False))
+        forwarded.pop("response_format")
+        upstream = await _send(request, state, orjson.dumps(forwarded), record)
+
+    if upstream.status != 200:  # the upstream's own error: the app sees it unchanged
+        return await relay_response(request, upstream, record)
+    if forwarded.get("stream") is True:
+        response, outcome = await relay_injected(request, upstream, record, forward_usage=not added_usage)
+        _submit(state, _interaction(context, outcome.answer, outcome.supporting, outcome.unscored_reason, record))
+        return response
+
+    try:
+        data = await upstream.read()
+    except (aiohttp.ClientPayloadError, aiohttp.ClientConnectionError, TimeoutError) as error:
+        raise UpstreamUnavailable.from_broken_body(error) from error
+    finally:
+        upstream.release()
+    record.upstream_done_at = now()
+    headers = response_headers(upstream.headers, body_rewritten=True)
+    completion = _parse_object(data)
+    message = _first_message(completion)
+    if completion is None or message is None or not isinstance(message.get("content"), str):
+        # Not a chat.completion we understand (or a tool call / refusal): return it untouched.
+        _note_completion(completion, record)
+        _submit(state, _interaction(context, None, None, "upstream_not_json" if completion is None else "no_text_content", record))
+        return web.Response(status=upstream.status, body=data, headers=headers)
+
+    finish = completion["choices"][0].get("finish_reason")
+    split = split_reply(message["content"], truncated=finish == "length")
+    message["content"] = split.answer
+    _note_completion(completion, record)
+    interaction = _interaction(context, split.answer, split.supporting, split.unscored_reason, record)
+    if _debug_requested(request, state):
+        assessment = await state.scoring.score_now(interaction, state.config.server.debug_wait_s) if state.scoring else None
+        _add_debug_headers(headers, assessment, split.unscored_reason)
+    else:
+        _submit(state, interaction)
+    return web.Response(status=upstream.status, body=orjson.dumps(completion), headers=headers)
+
+
+async def _observed(
+    request: web.Request, state: ProxyState, raw: bytes, forwarded: dict[str, Any] | None, context: RagContext, record: ExchangeRecord
+) -> web.StreamResponse:
+    upstream = await _send(request, state, raw if forwarded is None else orjson.dumps(forwarded), record)
+    if upstream.status != 200:
+        return await relay_response(request, upstream, record)
+    if "text/event-stream" in upstream.headers.get("Content-Type", ""):
+        response, outcome = await relay_observed(request, upstream, record)
+    else:
+        response = await relay_response(request, upstream, record)
+        body = response.body if isinstance(response, web.Response) else None
+        completion = _parse_object(body) if isinstance(body, bytes) else None
+        _note_completion(completion, record)
+        message = _first_message(completion)
+        content = message.get("content") if message else None
+        outcome = StreamOutcome(content, None, None) if isinstance(content, str) else StreamOutcome("", None, "no_text_content")
+    _submit(state, _interaction(context, outcome.answer, None, outcome.unscored_reason, record))
+    return response
+
+
+def _first_message(completion: dict[str, Any] | None) -> dict[str, Any] | None:
+    if completion is None:
+        return None
+    choices = completion.get("choices")
+    if not isinstance(choices, list) or not choices or not isinstance(choices[0], dict):
+        return None
+    message = choices[0].get("message")
+    return message if isinstance(message, dict) else None
+
+
+def _note_completion(completion: dict[str, Any] | None, record: ExchangeRecord) -> None:
+    if completion is None:
+        return
+    record.response_id = completion.get("id")
+    record.response_model = completion.get("model")
+    choices = completion.get("choices")
+    if isinstance(choices, list):
+        record.finish_reasons = tuple(str(c.get("finish_reason")) for c in choices if isinstance(c, dict) and c.get("finish_reason"))
+    usage = completion.get("usage")
+    if isinstance(usage, dict):
+        record.input_tokens = usage.get("prompt_tokens")
+        record.output_tokens = usage.get("completion_tokens")
+
+
+def _interaction(context: RagContext, answer: str | None, supporting: str | None, reason: str | None, record: ExchangeRecord) -> Interaction:
+    return Interaction(
+        question=context.question,
+        documents=context.documents,
+        answer=answer,
+        supporting=supporting,
+        id=record.response_id,
+        model=record.response_model or record.request_model,
+        unscored_reason=reason,
+        meta={"exchange": record},
+    )
+
+
+def _submit(state: ProxyState, interaction: Interaction) -> None:
+    if state.scoring is not None:
+        state.scoring.submit(interaction)
+
+
+def _debug_requested(request: web.Request, state: ProxyState) -> bool:
+    return state.config.server.debug_headers or request.headers.get("x-ragtap-debug") == "1"
+
+
+def _add_debug_headers(headers: Any, assessment: Assessment | None, reason: str | None) -> None:
+    if assessment is None:
+        headers["x-ragtap-verdict"] = "unscored"
+        headers["x-ragtap-unscored-reason"] = reason or "scoring_unavailable"
+        return
+    headers["x-ragtap-verdict"] = assessment.verdict.value
+    headers["x-ragtap-poor-retrieval"] = str(assessment.poor_retrieval).lower()
+    scores = {k: round(v, 4) for k, v in assessment.scores.as_dict().items() if v is not None}
+    headers["x-ragtap-scores"] = json.dumps(scores, separators=(",", ":"))
+    if reason:
+        headers["x-ragtap-unscored-reason"] = reason

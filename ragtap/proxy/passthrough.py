@@ -1,0 +1,68 @@
+"""Byte-for-byte forwarding, for every route ragtap does not rewrite (and for chat requests it leaves alone)."""
+
+from __future__ import annotations
+
+import aiohttp
+from aiohttp import web
+from time import perf_counter as _now
+
+from ragtap.exporters.base import ExchangeRecord
+from ragtap.proxy.errors import UpstreamUnavailable
+from ragtap.proxy.state import STATE, ProxyState
+from ragtap.proxy.upstream import request_headers, response_headers
+
+_READ_WHOLE_LIMIT = 1 << 20  # bodies up to 1 MiB with a known length are read at once (one write, fewer syscalls)
+
+
+async def relay_response(request: web.Request, upstream: aiohttp.ClientResponse, record: ExchangeRecord) -> web.StreamResponse:
+    """Return the upstream's response unchanged: status, headers, body bytes (compressed or not)."""
+    headers = response_headers(upstream.headers, body_rewritten=False)
+    record.status = upstream.status
+    streaming = upstream.content_length is None or upstream.content_length > _READ_WHOLE_LIMIT
+    try:
+        if not streaming:
+            body = await upstream.read()
+            record.upstream_done_at = record.finished_at = _now()
+            return web.Response(status=upstream.status, body=body, headers=headers)
+        out = web.StreamResponse(status=upstream.status, headers=headers)
+        await out.prepare(request)
+        try:
+            async for chunk in upstream.content.iter_any():
+                await out.write(chunk)
+        except ConnectionResetError:  # the app went away: stop reading the upstream
+            record.outcome = "incomplete"
+            return out
+        except (aiohttp.ClientPayloadError, aiohttp.ClientConnectionError, TimeoutError):
+            record.outcome = "upstream_error"  # the app gets what the upstream gave, then the end
+        record.upstream_done_at = _now()
+        await out.write_eof()
+        record.finished_at = _now()
+        return out
+    except (aiohttp.ClientPayloadError, aiohttp.ClientConnectionError, TimeoutError) as error:
+        # Nothing was sent yet: the upstream broke off while we were reading a body of known length.
+        raise UpstreamUnavailable.from_broken_body(error) from error
+    finally:
+        upstream.release()
+
+
+async def forward_unchanged(request: web.Request, state: ProxyState, body: bytes, record: ExchangeRecord) -> web.StreamResponse:
+    record.upstream_sent_at = _now()
+    upstream = await state.upstream.send(
+        request.method, request.path, request.query_string, request_headers(request.headers, identity_encoding=False), body, decompress=False
+    )
+    record.upstream_headers_at = _now()
+    return await relay_response(request, upstream, record)
+
+
+async def handle_passthrough(request: web.Request) -> web.StreamResponse:
+    """Any route but chat completions: forwarded untouched and counted."""
+    state = request.app[STATE]
+    record = ExchangeRecord(route=request.path, method=request.method)
+    try:
+        response = await forward_unchanged(request, state, await request.read(), record)
+    except UpstreamUnavailable as failure:
+        record.error_type, record.outcome, record.status = failure.error_type, "upstream_error", failure.response.status
+        response = failure.response
+    record.finished_at = record.finished_at or _now()
+    state.exporter.passthrough_finished(record)
+    return response

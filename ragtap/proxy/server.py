@@ -1,0 +1,79 @@
+"""Run the proxy app on a socket (and the metrics app on its own socket when configured).
+
+Usage::
+
+    async with RagtapServer(config) as server:     # port 0 picks a free port
+        print(server.base_url)                     # "http://127.0.0.1:PORT/v1"
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+from aiohttp import web
+
+from ragtap.config import Config
+from ragtap.exporters.base import Exporter
+from ragtap.proxy.app import PROMETHEUS, build_app
+from ragtap.proxy.state import STATE, ProxyState
+
+if TYPE_CHECKING:
+    from ragtap.embedding.base import Embedder
+
+
+def _bound_port(site: web.TCPSite) -> int:
+    server = site._server  # aiohttp exposes the listening socket only here
+    return int(server.sockets[0].getsockname()[1])  # type: ignore[union-attr]
+
+
+class RagtapServer:
+    def __init__(self, config: Config, *, embedder: Embedder | None = None, exporters: Sequence[Exporter] | None = None) -> None:
+        self.config = config
+        self.app = build_app(config, embedder=embedder, exporters=exporters)
+        self.host = config.server.host
+        self.port = config.server.port
+        self.metrics_port: int | None = None
+        self._runners: list[web.AppRunner] = []
+
+    @property
+    def state(self) -> ProxyState:
+        return self.app[STATE]
+
+    @property
+    def base_url(self) -> str:
+        return f"http://{self.host}:{self.port}/v1"
+
+    async def start(self) -> RagtapServer:
+        runner = web.AppRunner(self.app, access_log=None, handle_signals=False, shutdown_timeout=self.config.server.shutdown_grace_s)
+        await runner.setup()
+        self._runners.append(runner)
+        site = web.TCPSite(runner, self.host, self.port)
+        await site.start()
+        self.port = _bound_port(site)
+        prometheus = self.app[PROMETHEUS]
+        settings = self.config.prometheus
+        if prometheus is not None and settings.listen_port is not None:
+            from ragtap.exporters.prometheus import add_metrics_route
+
+            metrics_app = web.Application()
+            add_metrics_route(metrics_app, prometheus)
+            metrics_runner = web.AppRunner(metrics_app, access_log=None, handle_signals=False)
+            await metrics_runner.setup()
+            self._runners.append(metrics_runner)
+            metrics_site = web.TCPSite(metrics_runner, settings.listen_host or self.host, settings.listen_port)
+            await metrics_site.start()
+            self.metrics_port = _bound_port(metrics_site)
+        return self
+
+    async def stop(self) -> None:
+        """Stop listening, let in-flight requests finish (up to the grace period), drain scoring, flush exporters."""
+        for runner in reversed(self._runners):
+            await runner.cleanup()
+        self._runners.clear()
+
+    async def __aenter__(self) -> RagtapServer:
+        return await self.start()
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.stop()

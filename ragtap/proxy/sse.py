@@ -1,0 +1,46 @@
+"""Server-sent events, incrementally: bytes from the network in, complete `data:` payloads out.
+
+The upstream may cut its stream anywhere (inside a `data:` line, inside a multi-byte UTF-8 character), so
+decoding waits for complete lines.  Each feed only scans the bytes that arrived since the last one.
+"""
+
+from __future__ import annotations
+
+
+class SSEDecoder:
+    def __init__(self) -> None:
+        self._pending = b""  # an incomplete line carried over to the next chunk
+        self._data: list[bytes] = []  # the data lines of the event being read
+
+    def feed(self, chunk: bytes) -> list[bytes]:
+        """The data payloads of the events completed by `chunk` (raw bytes, e.g. b'{...}' or b'[DONE]')."""
+        if self._pending:
+            chunk = self._pending + chunk
+        lines = chunk.split(b"\n")
+        self._pending = lines.pop()  # the part after the last newline is not a complete line yet
+        events: list[bytes] = []
+        for line in lines:
+            if line.endswith(b"\r"):
+                line = line[:-1]
+            if not line:  # a blank line ends the event
+                if self._data:
+                    events.append(b"\n".join(self._data))
+                    self._data = []
+            elif line.startswith(b"data:"):
+                value = line[5:]
+                self._data.append(value[1:] if value.startswith(b" ") else value)
+            # comments (":...") and the event/id/retry fields carry nothing for chat completions
+        return events
+
+    def close(self) -> list[bytes]:
+        """Flush an event the upstream did not terminate with a blank line before closing."""
+        leftover = self.feed(b"\n\n") if (self._pending or self._data) else []
+        self._pending, self._data = b"", []
+        return leftover
+
+
+def encode_event(payload: bytes) -> bytes:
+    return b"data: " + payload + b"\n\n"
+
+
+DONE_EVENT = encode_event(b"[DONE]")

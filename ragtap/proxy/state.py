@@ -1,0 +1,25 @@
+"""What the request handlers share: settings, the upstream client, the scoring queue and the exporters."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from aiohttp import web
+
+from ragtap.config import Config
+from ragtap.exporters.base import ExporterSet
+from ragtap.pipeline.queue import ScoringQueue
+from ragtap.proxy.upstream import Upstream
+from ragtap.recognise import CustomPattern
+
+
+@dataclass(slots=True)
+class ProxyState:
+    config: Config
+    upstream: Upstream
+    exporter: ExporterSet
+    scoring: ScoringQueue | None  # None when scoring is disabled
+    patterns: tuple[CustomPattern, ...]
+
+
+STATE: web.AppKey[ProxyState] = web.AppKey("ragtap_state", ProxyState)

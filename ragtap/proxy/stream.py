@@ -1,0 +1,203 @@
+"""Streams: `stream: true` chat completions, relayed chunk by chunk.
+
+`relay_injected` rewrites each `chat.completion.chunk` so that `delta.content` carries only the decoded text of
+the JSON `answer` field, as soon as it arrives (the supporting content is collected, not forwarded).
+`relay_observed` forwards the upstream's bytes untouched and only reads a copy of the content for scoring.
+
+Per chunk the work is constant: one SSE line split over the new bytes, one orjson parse and dump of a small
+event, and the extractor's state machine over the new characters.  Nothing re-joins the reply so far.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from time import perf_counter as now
+from typing import Any
+
+import aiohttp
+import orjson
+from aiohttp import web
+
+from ragtap.exporters.base import ExchangeRecord
+from ragtap.proxy.sse import DONE_EVENT, SSEDecoder, encode_event
+from ragtap.proxy.upstream import response_headers
+from ragtap.split.stream import AnswerStreamExtractor, StreamResult
+
+_UPSTREAM_BROKE = (aiohttp.ClientPayloadError, aiohttp.ClientConnectionError, TimeoutError)
+
+
+@dataclass(slots=True)
+class StreamOutcome:
+    """What the stream left for scoring."""
+
+    answer: str
+    supporting: str | None = None
+    unscored_reason: str | None = None
+
+
+async def _open(request: web.Request, upstream: aiohttp.ClientResponse) -> web.StreamResponse:
+    headers = response_headers(upstream.headers, body_rewritten=True)
+    # Proxies in front of ragtap (nginx) must not buffer the stream either.
+    headers["Content-Type"] = "text/event-stream; charset=utf-8"
+    headers["Cache-Control"] = "no-cache"
+    headers["X-Accel-Buffering"] = "no"
+    out = web.StreamResponse(status=upstream.status, headers=headers)
+    await out.prepare(request)
+    return out
+
+
+def _note_event(event: dict[str, Any], record: ExchangeRecord) -> None:
+    if record.response_id is None:
+        record.response_id = event.get("id")
+        record.response_model = event.get("model")
+    usage = event.get("usage")
+    if isinstance(usage, dict):
+        record.input_tokens = usage.get("prompt_tokens")
+        record.output_tokens = usage.get("completion_tokens")
+
+
+@dataclass(slots=True)
+class _InjectedRelay:
+    out: web.StreamResponse
+    record: ExchangeRecord
+    forward_usage: bool  # the app asked for the usage chunk itself
+    extractor: AnswerStreamExtractor = field(default_factory=AnswerStreamExtractor)
+    result: StreamResult | None = None
+    template: dict[str, Any] | None = None  # the last chunk seen, to build a closing chunk from
+    done_sent: bool = False
+
+    async def on_payload(self, payload: bytes) -> None:
+        if payload == b"[DONE]":
+            await self.close()
+            return
+        try:
+            event = orjson.loads(payload)
+        except orjson.JSONDecodeError:
+            await self.out.write(encode_event(payload))  # not ours to judge: pass it on
+            return
+        if not isinstance(event, dict):
+            await self.out.write(encode_event(payload))
+            return
+        _note_event(event, self.record)
+        choices = event.get("choices")
+        if not choices:  # the usage chunk (choices: [])
+            if self.forward_usage:
+                await self.out.write(encode_event(payload))
+            return
+        self.template = event
+        choice = choices[0]
+        delta = choice.get("delta") or {}
+        content = delta.get("content")
+        text = self.extractor.feed(content) if isinstance(content, str) and content else ""
+        finish = choice.get("finish_reason")
+        if finish:
+            self.record.finish_reasons = (finish,)
+            text += self._finish(truncated=finish == "length")
+        if text or finish or any(key != "content" for key in delta):  # role, tool_calls, refusal...
+            if text or "content" in delta:
+                delta["content"] = text
+            choice["delta"] = delta
+            await self._write(event, text)
+
+    def _finish(self, *, truncated: bool) -> str:
+        if self.result is None:
+            self.result = self.extractor.finish(truncated=truncated)
+            return self.result.remainder
+        return ""
+
+    async def _write(self, event: dict[str, Any], text: str) -> None:
+        if text and self.record.first_token_at is None:
+            self.record.first_token_at = now()
+        await self.out.write(encode_event(orjson.dumps(event)))
+
+    async def close(self) -> None:
+        """End the app's stream cleanly, whatever the upstream did: remaining answer text, then [DONE]."""
+        if self.done_sent:
+            return
+        remainder = self._finish(truncated=True)
+        if remainder and self.template is not None:
+            closing = {**self.template, "choices": [{"index": 0, "delta": {"content": remainder}, "logprobs": None, "finish_reason": None}]}
+            closing.pop("usage", None)
+            await self._write(closing, remainder)
+        self.done_sent = True
+        await self.out.write(DONE_EVENT)
+
+    def outcome(self) -> StreamOutcome:
+        result = self.result or self.extractor.finish(truncated=True)
+        return StreamOutcome(result.answer, result.supporting, result.unscored_reason)
+
+
+async def relay_injected(
+    request: web.Request, upstream: aiohttp.ClientResponse, record: ExchangeRecord, *, forward_usage: bool
+) -> tuple[web.StreamResponse, StreamOutcome]:
+    out = await _open(request, upstream)
+    relay = _InjectedRelay(out, record, forward_usage)
+    decoder = SSEDecoder()
+    try:
+        try:
+            async for chunk in upstream.content.iter_any():
+                for payload in decoder.feed(chunk):
+                    await relay.on_payload(payload)
+            for payload in decoder.close():
+                await relay.on_payload(payload)
+        except _UPSTREAM_BROKE as error:
+            record.outcome, record.error_type = "upstream_error", type(error).__name__
+        record.upstream_done_at = now()
+        await relay.close()
+        await out.write_eof()
+    except ConnectionResetError:  # the app went away: stop reading, close the upstream
+        record.outcome = "incomplete"
+        upstream.close()
+        return out, StreamOutcome("", None, "incomplete")
+    finally:
+        upstream.release()
+    outcome = relay.outcome()
+    if record.outcome != "complete" and outcome.unscored_reason is None:
+        outcome.unscored_reason = "upstream_broke_off"
+    return out, outcome
+
+
+async def relay_observed(request: web.Request, upstream: aiohttp.ClientResponse, record: ExchangeRecord) -> tuple[web.StreamResponse, StreamOutcome]:
+    """Forward the upstream's SSE bytes untouched; read the first choice's content from a copy for scoring."""
+    out = await _open(request, upstream)
+    decoder = SSEDecoder()
+    parts: list[str] = []
+    try:
+        try:
+            async for chunk in upstream.content.iter_any():
+                await out.write(chunk)
+                for payload in decoder.feed(chunk):
+                    _collect(payload, parts, record)
+        except _UPSTREAM_BROKE as error:
+            record.outcome, record.error_type = "upstream_error", type(error).__name__
+        record.upstream_done_at = now()
+        await out.write_eof()
+    except ConnectionResetError:
+        record.outcome = "incomplete"
+        upstream.close()
+        return out, StreamOutcome("", None, "incomplete")
+    finally:
+        upstream.release()
+    return out, StreamOutcome("".join(parts), None, None if record.outcome == "complete" else "upstream_broke_off")
+
+
+def _collect(payload: bytes, parts: list[str], record: ExchangeRecord) -> None:
+    if payload == b"[DONE]":
+        return
+    try:
+        event = orjson.loads(payload)
+    except orjson.JSONDecodeError:
+        return
+    if not isinstance(event, dict):
+        return
+    _note_event(event, record)
+    for choice in event.get("choices") or ():
+        if choice.get("index", 0) != 0:
+            continue
+        content = (choice.get("delta") or {}).get("content")
+        if isinstance(content, str) and content:
+            if record.first_token_at is None:
+                record.first_token_at = now()
+            parts.append(content)
+        if choice.get("finish_reason"):
+            record.finish_reasons = (choice["finish_reason"],)

@@ -1,0 +1,10 @@
+"""Recognise RAG chat-completions requests and extract their question and retrieved documents.
+
+Pure functions, no I/O: `recognise(body, patterns)` is called by the proxy on every chat request.
+`patterns_from_config` turns the `[[recognise.patterns]]` tables of config.toml into `CustomPattern`s.
+"""
+
+from ragtap.recognise.custom import CustomPattern, patterns_from_config
+from ragtap.recognise.recogniser import Recognition, recognise
+
+__all__ = ["CustomPattern", "Recognition", "patterns_from_config", "recognise"]

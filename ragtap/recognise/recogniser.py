@@ -1,0 +1,226 @@
+"""Decide whether a chat-completions request is RAG, and extract its question and retrieved documents.
+
+Runs on the request path for every chat request, so the order is cheapest-first and a plain chat costs a few
+microseconds: dictionary look-ups, one backwards scan for the last user message, then each rule's substring
+gate on the few texts it looks at (never the assistant turns of the history).
+
+Order of the rules (the first that yields a question and at least one document wins):
+1. explicit: the top-level `ragtap` object (the app said so; nothing else is consulted unless it is malformed);
+2. config patterns (`CustomPattern`), in config order;
+3. templates in the last user message: LlamaIndex text-QA, LangChain `rlm/rag-prompt` (both label orders),
+   LangChain "stuff"/LCEL prompts;
+4. templates in a system (or `developer`) message with the question in the last user message: LlamaIndex
+   `ContextChatEngine`, LangChain chat "stuff" / `create_stuff_documents_chain` prompts;
+5. XML-style `<context>`/`<documents>` blocks, in the last user message, then in system messages;
+6. `tool`-role retrieval results after the last user message (agent-style RAG).
+Only the LAST user message is read as the place of a template or of the question: earlier user turns are
+history, and a template there belongs to an old question.
+
+Decisions:
+- `ragtap` field: always reported for stripping when the key is present, whatever its value.  `{"enabled":
+  false}` -> not RAG, reason "disabled".  A valid object whose question or documents are empty after
+  stripping -> not RAG, reason "explicit_empty" (the app told us retrieval found nothing; we do not second-guess
+  it with the implicit rules).  Any other shape (not an object, `enabled` not a bool, only one of
+  question/documents, a document that is neither a string nor `{"text": str, "id"?: str|int}`) is ignored as a
+  whole and the implicit rules run; if none matches, the reason is "bad_ragtap_field" so the app's bug shows up
+  in the metrics.  `{}` or `{"enabled": true}` alone just means "detect as usual".
+- The client owns the reply format when it sets `response_format` (other than `{"type": "text"}` / `{}`),
+  non-empty `tools` or `functions`, or `n > 1`: the context is still returned (QRD/QA can be scored) but
+  `inject` is False and the reason names the setting ("client_response_format", "client_tools", "n_gt_1").
+  Tool-role RAG is an agent loop that offers tools by nature: it is recognised, and `inject` stays False while
+  the request still offers tools, because the model may answer with another tool call; in the final call
+  without tools ragtap may inject.
+- `reason` is a small closed set (safe as a metrics label): the rule's source for an injectable RAG request
+  ("explicit", "langchain", "llamaindex_text_qa", "llamaindex_context_chat", "xml", "tool", "custom_pattern"; a
+  pattern's own name is in `context.source`), the client setting that forbids injection, or why it is not RAG
+  ("not_rag", "disabled", "explicit_empty", "bad_ragtap_field", "bad_body", "bad_messages").
+- Never raises: every field is type-checked before use, and a last-resort guard turns an unexpected exception
+  into "internal_error" (not RAG) so a recognition bug can never break proxying.  Never mutates the body.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from ragtap.recognise import patterns as rules
+from ragtap.recognise.custom import CustomPattern
+from ragtap.types import Document, RagContext
+
+
+@dataclass(frozen=True, slots=True)
+class Recognition:
+    context: RagContext | None  # None: not RAG
+    inject: bool  # True: ragtap may add its instruction (False when the client owns the reply format, or not RAG)
+    strip_ragtap_field: bool  # the body had a top-level "ragtap" key that must be removed before forwarding
+    reason: str  # short snake_case why (see the module docstring)
+
+
+_SYSTEM_ROLES = frozenset({"system", "developer"})  # "developer" is the o1-era name of the system role
+_TOOL_ROLES = frozenset({"tool", "function"})  # "function" is the legacy (functions API) tool result role
+
+_BAD_BODY = Recognition(None, False, False, "bad_body")
+
+
+def recognise(body: Any, patterns: Sequence[CustomPattern] = ()) -> Recognition:
+    """Recognise a decoded chat-completions request body; see the module docstring for the rules."""
+    try:
+        return _recognise(body, patterns)
+    except Exception:  # noqa: BLE001 - last resort: recognition must never break the request path
+        return Recognition(None, False, isinstance(body, dict) and "ragtap" in body, "internal_error")
+
+
+def _recognise(body: Any, patterns: Sequence[CustomPattern]) -> Recognition:
+    if not isinstance(body, dict):
+        return _BAD_BODY
+    strip = "ragtap" in body
+    fallback = "not_rag"
+    if strip:
+        state, explicit = _explicit(body["ragtap"])
+        if explicit is not None:
+            return _found(body, explicit, strip, "explicit")
+        if state == "disabled":
+            return Recognition(None, False, True, "disabled")
+        if state == "empty":
+            return Recognition(None, False, True, "explicit_empty")
+        if state == "bad":
+            fallback = "bad_ragtap_field"
+
+    messages = body.get("messages")
+    if not isinstance(messages, list):
+        return Recognition(None, False, strip, "bad_messages" if fallback == "not_rag" else fallback)
+
+    last_user = -1
+    for i in range(len(messages) - 1, -1, -1):
+        message = messages[i]
+        if isinstance(message, dict) and message.get("role") == "user":
+            last_user = i
+            break
+    question = rules.message_text(messages[last_user].get("content")) if last_user >= 0 else ""
+
+    if patterns:
+        found = _match_custom(messages, last_user, question, patterns)
+        if found is not None:
+            return _found(body, found, strip, "custom_pattern")
+
+    # Templates in the last user message.
+    if question:
+        found = (
+            rules.llamaindex_text_qa(question)
+            or rules.langchain_labelled(question)
+            or rules.langchain_context_then_question(question)
+        )
+        if found is not None:
+            return _found(body, found, strip, found.source)
+
+    # Templates in system messages; the question is the last user message.
+    systems = [
+        rules.message_text(m.get("content"))
+        for m in messages
+        if isinstance(m, dict) and isinstance(role := m.get("role"), str) and role in _SYSTEM_ROLES
+    ]
+    if question:
+        for system in systems:
+            found = rules.llamaindex_context_chat(system, question) or rules.langchain_system(system, question)
+            if found is not None:
+                return _found(body, found, strip, found.source)
+
+    # XML blocks: in the last user message (question = the text around them), then in system messages.
+    if question and rules.has_xml_block(question):
+        found = rules.xml_blocks(question)
+        if found is not None:
+            return _found(body, found, strip, "xml")
+    if question:
+        for system in systems:
+            if rules.has_xml_block(system):
+                found = rules.xml_blocks(system, question)
+                if found is not None:
+                    return _found(body, found, strip, "xml")
+
+    # Tool results after the last user message.
+    if question and last_user < len(messages) - 1:
+        tool_contents = [
+            m.get("content")
+            for m in messages[last_user + 1 :]
+            if isinstance(m, dict) and isinstance(role := m.get("role"), str) and role in _TOOL_ROLES
+        ]
+        if tool_contents:
+            found = rules.tool_results(question, tool_contents)
+            if found is not None:
+                return _found(body, found, strip, "tool")
+
+    return Recognition(None, False, strip, fallback)
+
+
+def _found(body: dict[str, Any], context: RagContext, strip: bool, reason: str) -> Recognition:
+    client = _client_owns_format(body)
+    if client is not None:
+        return Recognition(context, False, strip, client)
+    return Recognition(context, True, strip, reason)
+
+
+def _client_owns_format(body: dict[str, Any]) -> str | None:
+    """The reason ragtap must not change the reply format, or None when it may inject."""
+    response_format = body.get("response_format")
+    if response_format is not None and not (
+        isinstance(response_format, dict) and (not response_format or response_format.get("type") == "text")
+    ):
+        return "client_response_format"
+    if body.get("tools") or body.get("functions"):
+        return "client_tools"
+    n = body.get("n")
+    if isinstance(n, (int, float)) and not isinstance(n, bool) and n > 1:
+        return "n_gt_1"
+    return None
+
+
+def _explicit(field: Any) -> tuple[str, RagContext | None]:
+    """Read the `ragtap` field: ("ok", context) | ("disabled"|"empty"|"absent"|"bad", None)."""
+    if not isinstance(field, dict):
+        return "bad", None
+    enabled = field.get("enabled", True)
+    if enabled is False:
+        return "disabled", None
+    if enabled is not True:
+        return "bad", None
+    if "question" not in field and "documents" not in field:
+        return "absent", None
+    question, documents = field.get("question"), field.get("documents")
+    if not isinstance(question, str) or not isinstance(documents, list):
+        return "bad", None
+    docs: list[Document] = []
+    for item in documents:
+        if isinstance(item, str):
+            docs.append(Document(text=item))
+            continue
+        if not isinstance(item, dict) or not isinstance(text := item.get("text"), str):
+            return "bad", None
+        doc_id = item.get("id")
+        if doc_id is not None:
+            if isinstance(doc_id, bool) or not isinstance(doc_id, (str, int)):
+                return "bad", None
+            doc_id = str(doc_id) or None
+        docs.append(Document(text=text, id=doc_id))
+    context = rules.make_context(question, docs, "explicit")
+    return ("ok", context) if context is not None else ("empty", None)
+
+
+def _match_custom(
+    messages: list[Any], last_user: int, question: str, patterns: Sequence[CustomPattern]
+) -> RagContext | None:
+    wanted = frozenset().union(*(p.roles for p in patterns))
+    texts: list[tuple[str, str]] = []
+    for i, message in enumerate(messages):
+        if not isinstance(message, dict) or not isinstance(role := message.get("role"), str):
+            continue
+        if role not in wanted or (role == "user" and i != last_user):
+            continue
+        texts.append((role, question if i == last_user else rules.message_text(message.get("content"))))
+    if not texts:
+        return None
+    for pattern in patterns:
+        found = pattern.match(texts, question)
+        if found is not None:
+            return found
+    return None

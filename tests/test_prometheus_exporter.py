@@ -1,0 +1,319 @@
+"""PrometheusExporter: names, labels, bounded cardinality, the /metrics handler and its token."""
+
+from __future__ import annotations
+
+import pytest
+from aiohttp import web
+from aiohttp.test_utils import TestClient, TestServer
+from prometheus_client import REGISTRY
+from prometheus_client.parser import text_string_to_metric_families
+
+from ragtap.exporters.base import ExchangeRecord, Exporter, ExporterSet
+from ragtap.exporters.prometheus import (
+    SCORE_BUCKETS,
+    PrometheusExporter,
+    add_metrics_route,
+    metrics_handler,
+    normalise_route,
+)
+from ragtap.exporters.settings import PrometheusSettings
+from ragtap.types import Assessment, Document, Interaction, Scores, Verdict
+
+
+def exchange(model: str | None = "gpt-4o", **kw) -> ExchangeRecord:
+    base = dict(route="/v1/chat/completions", request_model=model, rag_source="langchain", injected=True,
+                started_at=100.0, upstream_sent_at=100.01, upstream_done_at=101.0, finished_at=101.02,
+                status=200, input_tokens=120, output_tokens=40, supporting_tokens=15)
+    base.update(kw)
+    return ExchangeRecord(**base)
+
+
+def assessment(verdict: Verdict = Verdict.GROUNDED, poor: bool | None = False, **scores) -> Assessment:
+    values = dict(sdq=0.9, sdrd=0.95, sda=0.88, qrd=0.8, qa=0.85, ard=0.9)
+    values.update(scores)
+    s = Scores(**values, attributed_document=0)
+    passed = {m: v >= 0.8 for m, v in s.as_dict().items() if v is not None}
+    return Assessment(scores=s, passed=passed, verdict=verdict, poor_retrieval=poor, explanation="the-explanation-text")
+
+
+def interaction(model: str | None = "gpt-4o", ex: ExchangeRecord | None = None, **kw) -> Interaction:
+    return Interaction(question="q?", documents=(Document("doc"),), answer="a", supporting="s", model=model,
+                       meta={"exchange": ex} if ex else {}, **kw)
+
+
+def families(exporter: PrometheusExporter) -> dict:
+    body, content_type = exporter.render()
+    assert content_type.startswith("text/plain")
+    return {f.name: f for f in text_string_to_metric_families(body.decode())}
+
+
+def samples(exporter: PrometheusExporter, sample_name: str) -> list:
+    return [s for f in families(exporter).values() for s in f.samples if s.name == sample_name]
+
+
+def value(p: PrometheusExporter, sample_name: str, **labels) -> float:
+    found = [s.value for s in samples(p, sample_name)
+             if all(s.labels.get(k) == v for k, v in labels.items())]
+    assert found, f"no sample {sample_name} {labels}"
+    return sum(found)
+
+
+def test_own_registry_never_global():
+    before = set(REGISTRY._names_to_collectors)
+    a, b = PrometheusExporter(), PrometheusExporter()  # two instances do not collide
+    a.exchange_finished(exchange())
+    assert set(REGISTRY._names_to_collectors) == before
+    assert value(a, "ragtap_requests_total") == 1
+    assert not samples(b, "ragtap_requests_total")
+
+
+def test_exchange_metrics_names_and_labels():
+    p = PrometheusExporter()
+    p.exchange_finished(exchange(stream=True, first_token_at=100.3))
+    p.exchange_finished(exchange(rag_source=None, injected=False, status=502, outcome="upstream_error",
+                                 upstream_done_at=None, input_tokens=None, output_tokens=None,
+                                 supporting_tokens=None))
+    fams = families(p)
+    expected = {"ragtap_requests", "ragtap_chat_requests", "ragtap_exchanges", "ragtap_upstream_duration_seconds",
+                "ragtap_added_duration_seconds", "ragtap_time_to_first_token_seconds", "ragtap_tokens",
+                "ragtap_scoring_queue_depth", "ragtap_scoring_duration_seconds", "ragtap_scoring_dropped",
+                "ragtap_scoring_failed", "ragtap_score", "ragtap_verdicts", "ragtap_poor_retrieval",
+                "ragtap_retrieval_judged", "ragtap_unscored", "ragtap_passthrough_requests", "ragtap_exporter_errors"}
+    assert expected <= set(fams)
+    for name in fams:
+        assert name.startswith("ragtap_")
+    assert fams["ragtap_requests"].type == "counter"
+    assert fams["ragtap_upstream_duration_seconds"].type == "histogram"
+    assert fams["ragtap_scoring_queue_depth"].type == "gauge"
+
+    assert value(p, "ragtap_requests_total", route="/v1/chat/completions", model="gpt-4o", status="200") == 1
+    assert value(p, "ragtap_requests_total", status="502") == 1
+    assert value(p, "ragtap_chat_requests_total", kind="rag", injected="true") == 1
+    assert value(p, "ragtap_chat_requests_total", kind="not_rag", injected="false") == 1
+    assert value(p, "ragtap_exchanges_total", outcome="complete", model="gpt-4o") == 1
+    assert value(p, "ragtap_exchanges_total", outcome="upstream_error") == 1
+    # only the first exchange had a complete upstream timing
+    assert value(p, "ragtap_upstream_duration_seconds_count", route="/v1/chat/completions") == 1
+    assert value(p, "ragtap_upstream_duration_seconds_sum") == pytest.approx(0.99)
+    assert value(p, "ragtap_added_duration_seconds_sum") == pytest.approx(0.03)
+    assert value(p, "ragtap_time_to_first_token_seconds_count", model="gpt-4o") == 1
+    assert value(p, "ragtap_time_to_first_token_seconds_sum") == pytest.approx(0.3)
+    assert value(p, "ragtap_tokens_total", model="gpt-4o", kind="input") == 120
+    assert value(p, "ragtap_tokens_total", kind="output") == 40
+    assert value(p, "ragtap_tokens_total", kind="supporting") == 15
+
+
+def test_non_stream_has_no_ttft():
+    p = PrometheusExporter()
+    p.exchange_finished(exchange(stream=False, first_token_at=100.3))
+    assert not [s for s in samples(p, "ragtap_time_to_first_token_seconds_count")]
+
+
+def test_scored_interactions():
+    p = PrometheusExporter()
+    ex = exchange(model="gpt-4o-mini")
+    p.interaction_scored(interaction(model=None, ex=ex), assessment(), 0.12)
+    p.interaction_scored(interaction(), assessment(Verdict.REFUSAL, poor=True, qa=0.4, sdrd=0.5), 0.3)
+    p.interaction_scored(interaction(unscored_reason="no JSON object!"),
+                         Assessment(scores=Scores(), passed={}, verdict=Verdict.UNSCORED, poor_retrieval=None,
+                                    explanation="no support"), 0.01)
+    assert value(p, "ragtap_verdicts_total", verdict="grounded", model="gpt-4o-mini") == 1  # model from exchange
+    assert value(p, "ragtap_verdicts_total", verdict="refusal", model="gpt-4o") == 1
+    assert value(p, "ragtap_verdicts_total", verdict="unscored", model="gpt-4o") == 1
+    assert value(p, "ragtap_poor_retrieval_total", model="gpt-4o") == 1
+    assert value(p, "ragtap_retrieval_judged_total") == 2
+    assert value(p, "ragtap_unscored_total", reason="no_json_object", model="gpt-4o") == 1
+    assert value(p, "ragtap_scoring_duration_seconds_count") == 3
+
+    metrics = {s.labels["metric"] for s in samples(p, "ragtap_score_count")}
+    assert metrics == {"sdq", "sdrd", "sda", "qrd", "qa", "ard"}
+    assert value(p, "ragtap_score_count", metric="sdrd") == 2
+    # bucket bounds: 0.05 steps from 0 to 1, then +Inf
+    bounds = sorted({float(s.labels["le"]) for s in samples(p, "ragtap_score_bucket")})
+    assert bounds[:-1] == pytest.approx(list(SCORE_BUCKETS)) and bounds[-1] == float("inf")
+    assert value(p, "ragtap_score_bucket", metric="sdrd", model="gpt-4o", le="0.5") == 1
+    assert value(p, "ragtap_score_bucket", metric="sdrd", model="gpt-4o", le="0.45") == 0
+
+
+def test_negative_cosine_lands_in_lowest_bucket():
+    p = PrometheusExporter()
+    p.interaction_scored(interaction(), assessment(qa=-0.3), 0.1)
+    assert value(p, "ragtap_score_bucket", metric="qa", le="0.0") == 1
+
+
+def test_queue_drop_failure_passthrough():
+    p = PrometheusExporter()
+    p.queue_depth(7)
+    p.scoring_dropped("queue_full")
+    p.scoring_dropped("queue_full")
+    p.scoring_dropped("shutdown")
+    p.scoring_failed(interaction(), RuntimeError("embedder down"))
+    p.passthrough_finished(ExchangeRecord(route="/v1/embeddings?x=1", request_model="text-embedding-3-small",
+                                          status=200, input_tokens=9))
+    p.passthrough_finished(ExchangeRecord(route="/v1/models/gpt-4o", method="GET", status=200))
+    assert value(p, "ragtap_scoring_queue_depth") == 7
+    assert value(p, "ragtap_scoring_dropped_total", reason="queue_full") == 2
+    assert value(p, "ragtap_scoring_dropped_total", reason="shutdown") == 1
+    assert value(p, "ragtap_scoring_failed_total", model="gpt-4o") == 1
+    assert value(p, "ragtap_passthrough_requests_total", route="/v1/embeddings") == 1
+    assert value(p, "ragtap_passthrough_requests_total", route="/v1/models") == 1
+    assert value(p, "ragtap_requests_total", route="/v1/models", model="unknown") == 1
+    assert value(p, "ragtap_tokens_total", model="text-embedding-3-small", kind="input") == 9
+
+
+def test_route_normalisation():
+    assert normalise_route("/v1/chat/completions") == "/v1/chat/completions"
+    assert normalise_route("/v1/chat/completions/") == "/v1/chat/completions"
+    assert normalise_route("/chat/completions") == "/v1/chat/completions"
+    assert normalise_route("/v1/models/gpt-4o") == "/v1/models"
+    assert normalise_route("/v1/files/file-abc123") == "other"
+    assert normalise_route("/v1/user/alice@example.com") == "other"
+    assert normalise_route(None) == "other"
+
+
+def test_model_cardinality_first_n_then_other():
+    p = PrometheusExporter(PrometheusSettings(max_models=3))
+    for i in range(10):
+        p.exchange_finished(exchange(model=f"model-{i}"))
+    p.exchange_finished(exchange(model="model-0"))
+    p.exchange_finished(exchange(model=None))
+    models = {s.labels["model"] for s in samples(p, "ragtap_requests_total")}
+    assert models == {"model-0", "model-1", "model-2", "other", "unknown"}
+    assert value(p, "ragtap_requests_total", model="other") == 7
+    assert value(p, "ragtap_requests_total", model="model-0") == 2
+
+
+def test_model_allow_list():
+    p = PrometheusExporter(PrometheusSettings(models=("gpt-4o", "llama3")))
+    for m in ("gpt-4o", "llama3", "mistral", "gpt-4o-2024-08-06"):
+        p.exchange_finished(exchange(model=m))
+    assert {s.labels["model"] for s in samples(p, "ragtap_requests_total")} == {"gpt-4o", "llama3", "other"}
+
+
+def test_reason_labels_bounded():
+    p = PrometheusExporter()
+    for i in range(100):
+        p.scoring_dropped(f"weird reason {i} with user text")
+    reasons = {s.labels["reason"] for s in samples(p, "ragtap_scoring_dropped_total")}
+    assert len(reasons) <= 17 and "other" in reasons
+    assert all(r.replace("_", "").isalnum() for r in reasons)
+
+
+def test_exporter_errors_from_sources_and_hooks():
+    p = PrometheusExporter()
+
+    class Broken(Exporter):
+        def queue_depth(self, depth):
+            raise RuntimeError("boom")
+
+    exporters = ExporterSet([p, Broken()])
+    exporters.queue_depth(3)
+    failures = {"n": 4}
+    p.watch_errors("hooks", lambda: exporters.errors)
+    p.watch_errors("otel", lambda: failures["n"])
+    p.watch_errors("bad", lambda: 1 / 0)  # a broken source is skipped, the scrape still works
+    assert value(p, "ragtap_exporter_errors_total", exporter="hooks") == 1
+    assert value(p, "ragtap_exporter_errors_total", exporter="otel") == 4
+    failures["n"] = 6
+    assert value(p, "ragtap_exporter_errors_total", exporter="otel") == 6
+    assert not [s for s in samples(p, "ragtap_exporter_errors_total") if s.labels["exporter"] == "bad"]
+
+
+def test_no_free_text_labels():
+    p = PrometheusExporter()
+    ex = exchange(route="/v1/chat/completions?api_key=sk-secret", trace_headers={"traceparent": "00-" + "a" * 32
+                                                                                 + "-" + "b" * 16 + "-01"})
+    p.exchange_started(ex)
+    p.exchange_finished(ex)
+    p.interaction_scored(interaction(ex=ex), assessment(), 0.1)
+    body = p.render()[0].decode()
+    for secret in ("sk-secret", "aaaaaaaa", "q?", "the-explanation-text"):
+        assert secret not in body
+    allowed = {"route", "model", "status", "kind", "injected", "outcome", "metric", "verdict", "reason", "le",
+               "exporter"}
+    for f in text_string_to_metric_families(body):
+        for s in f.samples:
+            assert set(s.labels) <= allowed, s
+
+
+def test_openmetrics_negotiation():
+    p = PrometheusExporter()
+    p.exchange_finished(exchange())
+    body, content_type = p.render("application/openmetrics-text;version=1.0.0,text/plain;q=0.5")
+    assert content_type.startswith("application/openmetrics-text")
+    assert body.decode().rstrip().endswith("# EOF")
+
+
+async def _client(app: web.Application) -> TestClient:
+    client = TestClient(TestServer(app))
+    await client.start_server()
+    return client
+
+
+@pytest.mark.asyncio
+async def test_handler_without_token():
+    p = PrometheusExporter()
+    p.exchange_finished(exchange())
+    app = web.Application()
+    add_metrics_route(app, p)
+    client = await _client(app)
+    try:
+        resp = await client.get("/metrics")
+        assert resp.status == 200
+        assert resp.headers["Content-Type"].startswith("text/plain")
+        assert "ragtap_requests_total" in await resp.text()
+    finally:
+        await client.close()
+
+
+@pytest.mark.asyncio
+async def test_handler_token_auth():
+    p = PrometheusExporter(PrometheusSettings(token="s3cret", path="/internal/metrics"))
+    app = web.Application()
+    add_metrics_route(app, p)
+    client = await _client(app)
+    try:
+        resp = await client.get("/internal/metrics")
+        assert resp.status == 401 and resp.headers["WWW-Authenticate"].startswith("Bearer")
+        resp = await client.get("/internal/metrics", headers={"Authorization": "Bearer wrong"})
+        assert resp.status == 401
+        resp = await client.get("/internal/metrics", headers={"Authorization": "Basic czNjcmV0"})
+        assert resp.status == 401
+        resp = await client.get("/internal/metrics", headers={"Authorization": "Bearer s3cret"})
+        assert resp.status == 200
+        assert "ragtap_scoring_queue_depth" in await resp.text()
+    finally:
+        await client.close()
+
+
+@pytest.mark.asyncio
+async def test_handler_explicit_token_overrides_settings():
+    p = PrometheusExporter(PrometheusSettings(token="from-settings"))
+    app = web.Application()
+    app.router.add_get("/m", metrics_handler(p, None))  # explicitly open
+    client = await _client(app)
+    try:
+        assert (await client.get("/m")).status == 200
+    finally:
+        await client.close()
+
+
+@pytest.mark.asyncio
+async def test_separate_server():
+    import socket
+
+    import aiohttp
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    p = PrometheusExporter(PrometheusSettings(listen_host="127.0.0.1", listen_port=port, token="t"))
+    runner = await p.start_separate_server()
+    try:
+        async with aiohttp.ClientSession() as session:
+            async with session.get(f"http://127.0.0.1:{port}/metrics") as resp:
+                assert resp.status == 401
+            async with session.get(f"http://127.0.0.1:{port}/metrics", headers={"Authorization": "Bearer t"}) as r:
+                assert r.status == 200
+    finally:
+        await runner.cleanup()
