@@ -12,6 +12,7 @@ every text is embedded by the model each time.
 from __future__ import annotations
 
 import argparse
+import os
 import random
 import sys
 import time
@@ -65,6 +66,8 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=3, help="timed runs per setting; the best counts")
     args = parser.parse_args()
 
+    # Other processes on a 2-core box skew every number; the load averages say how much to trust them.
+    print(f"load average at start: {os.getloadavg()[0]:.2f}")
     texts = corpus(args.texts)
     results: dict[tuple[str, int, int], float] = {}
     for threads in THREADS:
@@ -78,6 +81,7 @@ def main() -> None:
                 results[kind, threads, batch_size] = texts_per_second(embedder, items, args.repeats)
 
     tokenizer = embedder._tokenizer  # only to report the inputs' token counts
+    print(f"load average at end: {os.getloadavg()[0]:.2f}")
     print(f"\n{args.texts} texts per kind, best of {args.repeats} runs; ratio vs batch 1 / 1 thread\n")
     print(f"{'texts':<24}{'tokens':>7}{'threads':>9}{'batch':>7}{'texts/s':>10}{'ratio':>8}")
     for kind, items in texts.items():

@@ -112,7 +112,10 @@ def _coerce(value: Any, annotation: Any, where: str) -> Any:
             return None
         hint, origin = args[0], typing.get_origin(args[0])
     if dataclasses.is_dataclass(hint) and isinstance(value, dict):
-        return hint(**value)
+        try:
+            return hint(**value)
+        except (TypeError, ValueError) as error:
+            raise ConfigError(f"{where}: {error}") from error
     if origin is tuple:
         (item_type, *_) = typing.get_args(hint)
         items = value.split(",") if isinstance(value, str) else value

@@ -9,6 +9,7 @@ import socket
 import threading
 import zlib
 from collections.abc import AsyncIterator, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -64,6 +65,15 @@ def test_batching_and_order_do_not_change_vectors(model: MiniLMEmbedder) -> None
     np.testing.assert_allclose(together, alone, atol=1e-5)
     reversed_order = model.embed(texts[::-1])[::-1]
     np.testing.assert_allclose(reversed_order, together, atol=1e-5)
+
+
+def test_concurrent_calls_agree(model: MiniLMEmbedder) -> None:
+    texts = ["first text", "a second, somewhat longer text", LONG_TEXT]
+    expected = model.embed(texts)
+    with ThreadPoolExecutor(max_workers=3) as pool:
+        results = list(pool.map(model.embed, [texts] * 6, timeout=60))
+    for result in results:
+        np.testing.assert_allclose(result, expected, atol=1e-6)
 
 
 def test_long_texts_are_truncated_to_max_seq_length(model: MiniLMEmbedder) -> None:

@@ -276,7 +276,7 @@ def test_counting_exporter_counts_and_swallows():
     wrapped = CountingSpanExporter(Raising(), stats)
     assert wrapped.export([object(), object()]) == SpanExportResult.FAILURE
     wrapped.shutdown()
-    assert stats.failed_exports == 1 and stats.failed_spans == 2 and stats.failures() == 1
+    assert stats.failed_exports == 1 and stats.failed_spans == 2 and stats.failures == 1
 
 
 def _free_port() -> int:
@@ -339,7 +339,7 @@ async def test_otlp_http_end_to_end():
     assert len(verdicts) == 1
     labels = {kv.key: kv.value.string_value for kv in verdicts[0].attributes}
     assert labels["gen_ai.evaluation.score.label"] == "refusal"
-    assert otel.stats.exported_spans == 2 and otel.stats.failures() == 0
+    assert otel.stats.exported_spans == 2 and otel.stats.failures == 0
 
 
 @pytest.mark.asyncio
@@ -350,7 +350,7 @@ async def test_closed_port_failures_counted_and_reach_prometheus():
     otel = OtelExporter(settings)
     prom = PrometheusExporter()
     hooks = ExporterSet([prom, otel])
-    prom.watch_errors("otel", otel.stats.failures)
+    prom.watch_errors("otel", lambda: otel.stats.failures)
     ex = make_exchange()
     started = time.perf_counter()
     hooks.exchange_started(ex)
@@ -359,9 +359,9 @@ async def test_closed_port_failures_counted_and_reach_prometheus():
     assert time.perf_counter() - started < 0.2  # the hooks never wait for the collector
     await asyncio.to_thread(hooks.shutdown)
     assert hooks.errors == 0
-    assert otel.stats.failures() >= 1 and otel.stats.failed_spans == 2 and otel.stats.exported_spans == 0
+    assert otel.stats.failures >= 1 and otel.stats.failed_spans == 2 and otel.stats.exported_spans == 0
     body = prom.render()[0].decode()
-    assert f'ragtap_exporter_errors_total{{exporter="otel"}} {float(otel.stats.failures())}' in body
+    assert f'ragtap_exporter_errors_total{{exporter="otel"}} {float(otel.stats.failures)}' in body
 
 
 def test_console_and_none_exporters(capsys):

@@ -135,6 +135,21 @@ def test_scored_interactions():
     assert value(p, "ragtap_score_bucket", metric="sdrd", model="gpt-4o", le="0.45") == 0
 
 
+def test_supporting_tokens_counted_once_when_known_only_after_the_exchange():
+    p = PrometheusExporter()
+    ex = exchange(supporting_tokens=None)
+    p.exchange_finished(ex)
+    assert not [s for s in samples(p, "ragtap_tokens_total") if s.labels["kind"] == "supporting"]
+    ex.supporting_tokens = 33  # the scoring worker counts them
+    p.interaction_scored(interaction(ex=ex), assessment(), 0.1)
+    p.interaction_scored(interaction(ex=ex), assessment(), 0.1)
+    assert value(p, "ragtap_tokens_total", model="gpt-4o", kind="supporting") == 33
+    ex2 = exchange()  # known at the end of the exchange: counted there, not again when scored
+    p.exchange_finished(ex2)
+    p.interaction_scored(interaction(ex=ex2), assessment(), 0.1)
+    assert value(p, "ragtap_tokens_total", kind="supporting") == 48
+
+
 def test_negative_cosine_lands_in_lowest_bucket():
     p = PrometheusExporter()
     p.interaction_scored(interaction(), assessment(qa=-0.3), 0.1)

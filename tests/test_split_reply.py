@@ -79,6 +79,8 @@ CASES: list[tuple[str, str, bool, SplitReply]] = [
     ("trailing_comma", '{"answer": "a", "supporting_content": "s",}', False, ok("a", "s")),
     ("missing_brace", '{"answer": "a", "supporting_content": "s"', False, ok("a", "s")),
     ("garbage_after_answer", '{"answer": "a" oops', False, ok("a", None, "invalid_json")),
+    ("mismatched_brackets", '{"x": [1}, "answer": "a"}', False, raw('{"x": [1}, "answer": "a"}', "invalid_json")),
+    ("bad_scalar", '{"x": 1:2, "answer": "a"}', False, raw('{"x": 1:2, "answer": "a"}', "invalid_json")),
     ("single_quotes", "{'answer': 'a'}", False, raw("{'answer': 'a'}", "invalid_json")),
     ("curly_prose", "{curly} braces are fine", False, raw("{curly} braces are fine", "invalid_json")),
     # truncation (finish_reason "length")

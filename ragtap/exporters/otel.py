@@ -13,7 +13,7 @@ Usage::
     from ragtap.exporters.otel import OtelExporter
     otel = OtelExporter(OtelSettings(enabled=True))     # OTLP/HTTP to OTEL_EXPORTER_OTLP_ENDPOINT
     exporters.add(otel)
-    prom.watch_errors("otel", otel.stats.failures)      # failed exports show up in Prometheus
+    prom.watch_errors("otel", lambda: otel.stats.failures)  # failed exports show up in Prometheus
     ...
     exporters.shutdown()                                # flushes the batch processor
 
@@ -100,8 +100,9 @@ class ExportStats:
                 self.failed_spans += spans
                 self.failed_exports += 1
 
+    @property
     def failures(self) -> int:
-        """Failed export() calls so far (a callable for `PrometheusExporter.watch_errors`)."""
+        """Failed export() calls so far: `prometheus.watch_errors("otel", lambda: otel.stats.failures)`."""
         return self.failed_exports
 
 

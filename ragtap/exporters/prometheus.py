@@ -6,7 +6,7 @@ Usage (the proxy serves the metrics on its own port)::
     prom = PrometheusExporter(PrometheusSettings())
     exporters.add(prom)                                   # an ExporterSet
     prom.watch_errors("hooks", lambda: exporters.errors)  # hook exceptions caught by the ExporterSet
-    prom.watch_errors("otel", otel.stats.failures)        # failed OTLP exports (see otel.ExportStats)
+    prom.watch_errors("otel", lambda: otel.stats.failures)  # failed OTLP exports (see otel.ExportStats)
     add_metrics_route(app, prom)                          # GET settings.path, bearer token when configured
     # or, when settings.listen_port is set:  runner = await prom.start_separate_server()
 
@@ -61,6 +61,7 @@ ADDED_BUCKETS: tuple[float, ...] = (0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0
 SCORING_BUCKETS: tuple[float, ...] = (0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60)
 
 _REASON_RE = re.compile(r"[^a-z0-9_]+")
+_SUPPORTING_COUNTED = "prometheus_supporting_counted"  # ExchangeRecord.extras flag
 
 
 def normalise_route(path: str | None) -> str:
@@ -205,7 +206,7 @@ class PrometheusExporter(Exporter):
     def watch_errors(self, source: str, read: Callable[[], float]) -> None:
         """Expose a monotonically growing error count read at scrape time as `ragtap_exporter_errors_total{exporter}`.
 
-        E.g. `watch_errors("otel", otel_exporter.stats.failures)` or `watch_errors("hooks", lambda: s.errors)`.
+        E.g. `watch_errors("otel", lambda: otel.stats.failures)` or `watch_errors("hooks", lambda: exporters.errors)`.
         """
         self._error_sources[_REASON_RE.sub("_", source.lower())[:40] or UNKNOWN] = read
 
@@ -246,10 +247,10 @@ class PrometheusExporter(Exporter):
             self.added_seconds.labels(route, model).observe(added)
         if exchange.stream and exchange.first_token_at is not None:
             self.ttft_seconds.labels(model).observe(max(0.0, exchange.first_token_at - exchange.started_at))
-        for kind_, value in (("input", exchange.input_tokens), ("output", exchange.output_tokens),
-                             ("supporting", exchange.supporting_tokens)):
+        for kind_, value in (("input", exchange.input_tokens), ("output", exchange.output_tokens)):
             if value:
                 self.tokens.labels(model, kind_).inc(value)
+        self._count_supporting(exchange, model)
 
     def passthrough_finished(self, exchange: ExchangeRecord) -> None:
         route = normalise_route(exchange.route)
@@ -265,8 +266,18 @@ class PrometheusExporter(Exporter):
         if exchange.input_tokens:  # embeddings report prompt tokens
             self.tokens.labels(model, "input").inc(exchange.input_tokens)
 
+    def _count_supporting(self, exchange: ExchangeRecord, model: str) -> None:
+        """Supporting tokens are often counted by the scoring worker, after the exchange finished: count them at
+        whichever hook first sees them, once."""
+        if exchange.supporting_tokens and not exchange.extras.get(_SUPPORTING_COUNTED):
+            exchange.extras[_SUPPORTING_COUNTED] = True
+            self.tokens.labels(model, "supporting").inc(exchange.supporting_tokens)
+
     def interaction_scored(self, interaction: Interaction, assessment: Assessment, seconds: float) -> None:
         model = self._model(_interaction_model(interaction))
+        exchange = interaction.meta.get("exchange") if isinstance(interaction.meta, dict) else None
+        if isinstance(exchange, ExchangeRecord):
+            self._count_supporting(exchange, self._model(exchange.request_model or exchange.response_model))
         if seconds is not None and seconds >= 0:
             self.scoring_seconds.labels(model).observe(seconds)
         verdict = assessment.verdict.value if isinstance(assessment.verdict, Verdict) else str(assessment.verdict)

@@ -499,13 +499,23 @@ def _docs_from_json(value: Any) -> list[Document]:
     return []
 
 
+def _is_number(text: str) -> bool:
+    if len(text) > 64:
+        return False
+    try:
+        float(text)
+    except ValueError:
+        return False
+    return True
+
+
 def _docs_from_plain_text(text: str) -> list[Document]:
     text = text.strip()
     # LangChain's ToolNode reports a failed tool as "Error: ...": no retrieval happened.
     if not text or text.startswith("Error:"):
         return []
-    # A bare number / symbol string ("42", "-3.5") is a computation, not retrieved text.
-    if not any(ch.isalpha() for ch in text):
+    # A bare number or symbol string ("42", "3.5e2", "-> ok") is a computation, not retrieved text.
+    if not any(ch.isalpha() for ch in text) or _is_number(text):
         return []
     return [Document(text=t) for t in split_documents(text)]
 

@@ -587,7 +587,7 @@ class AnswerStreamExtractor:
             c = t[i]
             if self._skip_scalar:
                 if c in _SCALAR_END:
-                    i+=1;return self._skip_done(t, start, i, emitted)  # the delimiter is not part of the value
+                    return self._skip_done(t, start, i, emitted)  # the delimiter is not part of the value
                 if c not in _SCALAR_CHARS:
                     self._syntax_error()
                     return i + 1
