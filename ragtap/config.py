@@ -137,6 +137,8 @@ def _coerce(value: Any, annotation: Any, where: str) -> Any:
 
 
 def _apply(section: Any, values: dict[str, Any], name: str) -> Any:
+    if not isinstance(values, dict):
+        raise ConfigError(f"[{name}] must be a table, got {type(values).__name__}")
     hints = typing.get_type_hints(type(section))
     known = {f.name for f in dataclasses.fields(section)}
     unknown = set(values) - known

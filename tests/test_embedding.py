@@ -296,6 +296,7 @@ async def test_openai_backend_orders_normalises_and_authenticates(embeddings_ser
 async def test_openai_backend_forwards_dimensions(embeddings_server: EmbeddingsServer) -> None:
     embedder = openai_embedder(embeddings_server, model="text-embedding-3-small", dimensions=32)
     assert embedder.dim == 32  # known without a request
+    assert embedder.name == "openai:text-embedding-3-small:32"
     vectors = await embed_in_thread(embedder, ["a", "b"])
     assert vectors.shape == (2, 32)
     assert embeddings_server.requests[0][1]["dimensions"] == 32
@@ -316,12 +317,17 @@ async def test_openai_backend_rejects_vectors_of_the_wrong_size(embeddings_serve
         await embed_in_thread(embedder, ["a"])
 
 
+def test_openai_backend_requires_a_key() -> None:
+    with pytest.raises(ValueError, match="no API key"):
+        OpenAIEmbedder("http://127.0.0.1:9/v1", "")
+
+
 @pytest.mark.asyncio
 async def test_factory_builds_cached_openai(embeddings_server: EmbeddingsServer) -> None:
     embedder = make_embedder(
         "openai", base_url=embeddings_server.base_url, api_key="k", model="test-embed", dimensions=24, timeout=5
     )
-    assert embedder.name == "openai:test-embed" and embedder.dim == 24
+    assert embedder.name == "openai:test-embed:24" and embedder.dim == 24
     await embed_in_thread(embedder, ["same", "same", "other"])
     await embed_in_thread(embedder, ["other"])
     assert len(embeddings_server.requests) == 1 and embeddings_server.requests[0][1]["input"] == ["same", "other"]

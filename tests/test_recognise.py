@@ -326,8 +326,9 @@ def test_xml_context_without_inner_documents_and_question_tag() -> None:
 
 
 def test_xml_question_is_text_outside_the_block() -> None:
-    r = recognise(chat(f"{QUESTION}\n<context><document>{DOCS[0]}</document></context>"))
-    assert r.context is not None and r.context.question == QUESTION and texts(r) == DOCS[:1]
+    r = recognise(chat(f"{QUESTION}\n<context><document data-id='x'>{DOCS[0]}</document></context>"))
+    assert r.context is not None and r.context.question == QUESTION
+    assert r.context.documents == (Document(DOCS[0]),)  # data-id is not an id
 
 
 def test_xml_block_without_question_is_not_rag() -> None:
@@ -549,10 +550,41 @@ def test_malformed_bodies(body: object, reason: str) -> None:
     assert recognise(body).reason == reason
 
 
+@pytest.mark.parametrize(
+    "text",
+    [
+        "<context></context>" + "<context> a " * 20000 + "Question: q",  # was minutes with a lazy regex
+        "<context>" + "<document id='1'> x" * 20000 + "</context> q",
+        "<context><documents>" * 20000 + "</documents> q",
+        "Context information is below.\n-----\n" + "\nGiven the x" * 20000 + "\nQuery: q",
+        "Use the context information below to assist the user.\n" + ("-" * 20 + "x\n") * 20000,
+        ("\nQuestion: a\nContext: b" * 20000) + "\nAnswer:",
+        "Context: " + ("file_path: a:b:c:d:e:f:g:h\n" * 5000) + "\nQuestion: q\nAnswer:",
+    ],
+)
+def test_adversarial_texts_stay_linear(text: str) -> None:
+    """Hundreds of KB of template fragments: milliseconds, never a regex blow-up (generous bound for slow CI)."""
+    import time
+
+    body = {"messages": [{"role": "system", "content": text}, {"role": "user", "content": text}]}
+    started = time.perf_counter()
+    recognise(body)
+    assert time.perf_counter() - started < 2.0
+
+
 def test_split_documents() -> None:
     assert split_documents(" a \n\n\n b\r\n\r\nc \n \n") == ["a", "b", "c"]
     assert split_documents("intro\n\nfile_path: /a\n\nx\n\ny\n\nfile_path: /b\n\nz") == [
         "intro", "file_path: /a\n\nx\n\ny", "file_path: /b\n\nz"]
+
+
+def test_every_template_passes_the_cheap_gate() -> None:
+    """`may_hold_context` guards all the template rules: each rule's fixed words must pass it."""
+    from ragtap.recognise import patterns as p
+
+    words = [*p._TEXT_QA_HEADERS, *p._CONTEXT_CHAT_HEADERS, *p._CONTEXT_THEN_QUESTION_INTROS, p._STUFF_CHAT_INTRO,
+             p._RETRIEVED_CONTEXT_INTRO, "Context:", "<context>", "<documents>"]
+    assert all(p.may_hold_context(w) for w in words)
 
 
 # ------------------------------------------------------------------------------------------------------------
@@ -614,7 +646,7 @@ fuzz_patterns = st.lists(
 )
 
 
-@settings(max_examples=600, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(body=bodies, patterns=fuzz_patterns)
 def test_never_raises_never_mutates(body: object, patterns: list[CustomPattern]) -> None:
     before = copy.deepcopy(body)

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import argparse
+import dataclasses
+import os
 import sys
 import time
 from collections import Counter
@@ -74,7 +76,9 @@ def run(args: argparse.Namespace) -> int:
     except RecordError as error:
         print(f"ragtap: {error}", file=sys.stderr)
         return 2
-    embedder = build_embedder(config)
+    # Offline there is no request path to protect: let onnxruntime use every core.
+    scoring = dataclasses.replace(config.scoring, embedder_threads=max(config.scoring.embedder_threads, os.cpu_count() or 1))
+    embedder = build_embedder(dataclasses.replace(config, scoring=scoring))
     policy = ScoringPolicy(config.thresholds, RefusalDetector.build(config.scoring.refusal_patterns))
     out: IO[bytes] = open(args.out, "wb") if args.out else sys.stdout.buffer  # noqa: SIM115
     verdicts: Counter[str] = Counter()

@@ -90,16 +90,21 @@ class _Graph:
         self.initializers: list[onnx.TensorProto] = []
         self._count = 0
 
-    def const(self, array: np.ndarray, name: str | None = None) -> str:
-        name = name or self._fresh("const")
-        self.initializers.append(numpy_helper.from_array(np.ascontiguousarray(array), name))
+    def const(self, array: np.ndarray | np.generic) -> str:
+        """An initializer; `from_array` serialises in C order, so transposed views need no copy here."""
+        name = self._fresh("const")
+        self.initializers.append(numpy_helper.from_array(np.asarray(array), name))
         return name
 
-    def op(self, op_type: str, *inputs: str, outputs: int = 1, **attrs: object) -> str | list[str]:
-        """Append one node; returns its output name (a list of names when `outputs` > 1)."""
+    def op(self, op_type: str, *inputs: str, **attrs: object) -> str:
+        """Append a node with one output and return the output's name."""
+        return self.op_n(op_type, 1, *inputs, **attrs)[0]
+
+    def op_n(self, op_type: str, outputs: int, *inputs: str, **attrs: object) -> list[str]:
+        """Append a node with `outputs` outputs and return their names."""
         names = [self._fresh(op_type) for _ in range(outputs)]
         self.nodes.append(helper.make_node(op_type, list(inputs), names, **attrs))
-        return names[0] if outputs == 1 else names
+        return names
 
     def _fresh(self, stem: str) -> str:
         self._count += 1
@@ -146,7 +151,7 @@ def _attention(g: _Graph, w: dict[str, np.ndarray], layer: str, cfg: BertConfig,
     p = f"{layer}.attention.self"
     qkv_weight = np.concatenate([w[f"{p}.query.weight"] * scale, w[f"{p}.key.weight"], w[f"{p}.value.weight"]])
     qkv_bias = np.concatenate([w[f"{p}.query.bias"] * scale, w[f"{p}.key.bias"], w[f"{p}.value.bias"]])
-    q, k, v = g.op("Split", _linear(g, x, qkv_weight, qkv_bias), outputs=3, axis=-1, num_outputs=3)
+    q, k, v = g.op_n("Split", 3, _linear(g, x, qkv_weight, qkv_bias), axis=-1, num_outputs=3)
 
     # (batch, seq, hidden) -> (batch, seq, heads, head_dim); the key is laid out transposed for the matmul.
     heads_shape = g.const(np.array([0, 0, cfg.heads, head_dim]))
@@ -166,7 +171,8 @@ def _attention(g: _Graph, w: dict[str, np.ndarray], layer: str, cfg: BertConfig,
 def _feed_forward(g: _Graph, w: dict[str, np.ndarray], layer: str, cfg: BertConfig, x: str) -> str:
     """Intermediate dense + exact (erf) GELU + output dense, residual and LayerNorm."""
     up = _linear(g, x, w[f"{layer}.intermediate.dense.weight"], w[f"{layer}.intermediate.dense.bias"])
-    down = _linear(g, g.op("Gelu", up, approximate="none"), w[f"{layer}.output.dense.weight"], w[f"{layer}.output.dense.bias"])
+    activated = g.op("Gelu", up, approximate="none")
+    down = _linear(g, activated, w[f"{layer}.output.dense.weight"], w[f"{layer}.output.dense.bias"])
     return _layer_norm(g, g.op("Add", down, x), w, f"{layer}.output.LayerNorm", cfg.layer_norm_eps)
 
 
@@ -206,7 +212,7 @@ def build_encoder(weights: dict[str, np.ndarray], cfg: BertConfig) -> onnx.Model
 
 
 class MiniLMEmbedder:
-    """all-MiniLM-L6-v2 sentence embeddings (384 dimensions), matching sentence-transformers to ~1e-6.
+    """all-MiniLM-L6-v2 sentence embeddings (384 dimensions), as sentence-transformers computes them.
 
     `intra_op_threads` defaults to 1 because ragtap keeps the other core for the proxy.  Texts are
     tokenised once, sorted by length and run in batches of `batch_size`, so each batch pads to a similar

@@ -39,7 +39,15 @@ class OpenAIEmbedder:
     ) -> None:
         if batch_size < 1:
             raise ValueError("batch_size must be >= 1")
-        self.name = f"openai:{model}"
+        if not api_key:
+            # The SDK refuses an empty key too, but its message points at OPENAI_API_KEY, which ragtap may not use.
+            raise ValueError(
+                f"no API key for the embeddings endpoint {base_url}; for a server that does not check keys, "
+                "pass any placeholder"
+            )
+        # Shortened text-embedding-3 vectors are a different space from the full ones, so `dimensions` is part
+        # of the name (which keys caches) whenever it is set.
+        self.name = f"openai:{model}" if dimensions is None else f"openai:{model}:{dimensions}"
         self.model = model
         self.dimensions = dimensions
         self.batch_size = batch_size

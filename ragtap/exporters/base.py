@@ -10,9 +10,12 @@ from __future__ import annotations
 import logging
 import time
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ragtap.types import Assessment, Interaction
+
+if TYPE_CHECKING:
+    from ragtap.judge.ragas import Judgement
 
 log = logging.getLogger("ragtap.exporters")
 
@@ -87,6 +90,9 @@ class Exporter:
     def interaction_scored(self, interaction: Interaction, assessment: Assessment, seconds: float) -> None:
         """Scoring finished; `interaction.meta.get("exchange")` is the ExchangeRecord when online."""
 
+    def interaction_judged(self, interaction: Interaction, judgement: Judgement) -> None:
+        """The LLM judge (ragtap.judge.online) finished the Ragas metrics of a scored interaction."""
+
     def scoring_dropped(self, reason: str) -> None:
         """An interaction was not scored because the queue was full (or ragtap is shutting down)."""
 
@@ -129,6 +135,9 @@ class ExporterSet(Exporter):
 
     def interaction_scored(self, interaction: Interaction, assessment: Assessment, seconds: float) -> None:
         self._each("interaction_scored", interaction, assessment, seconds)
+
+    def interaction_judged(self, interaction: Interaction, judgement: Judgement) -> None:
+        self._each("interaction_judged", interaction, judgement)
 
     def scoring_dropped(self, reason: str) -> None:
         self._each("scoring_dropped", reason)

@@ -61,6 +61,17 @@ def assess_batch(interactions: Sequence[Interaction], embedder: Embedder, policy
     for item, (q, docs, sd, a) in zip(interactions, plan):
         doc_matrix = vectors[docs] if docs else np.zeros((0, vectors.shape[1]), dtype=np.float32)
         scores = compute_scores(row(q), doc_matrix, row(sd), row(a))  # type: ignore[arg-type]
-        reason = item.unscored_reason or (None if item.answer else "empty_answer")
-        results.append(assess(scores, policy.thresholds, item.answer, unscored_reason=reason, refusal=policy.refusal))
+        # Without retrieved documents there is nothing to ground on: SDRD/QRD/ARD cannot exist, so no verdict.
+        reason = item.unscored_reason or (None if item.answer else "empty_answer") or (None if item.documents else "no_documents")
+        results.append(
+            assess(
+                scores,
+                policy.thresholds,
+                item.answer,
+                unscored_reason=reason,
+                refusal=policy.refusal,
+                supporting=item.supporting,
+                documents=tuple(doc.text for doc in item.documents),
+            )
+        )
     return results

@@ -9,6 +9,9 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import os
+import sys
+import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING
@@ -22,6 +25,20 @@ if TYPE_CHECKING:
     from ragtap.embedding.base import Embedder
 
 log = logging.getLogger("ragtap.scoring")
+
+# The embedding thread's nice value.  On a busy core the OS then runs the event loop first and scoring gets
+# the idle time: when requests outrun scoring, the queue fills and sheds load instead of slowing requests.
+EMBED_THREAD_NICE = 19
+
+
+def _lower_thread_priority() -> None:
+    """Runs once, in the embedding thread.  Linux only: there `setpriority` on a thread id affects that thread
+    alone (elsewhere the id would be taken for a process id, so nothing is done)."""
+    if sys.platform.startswith("linux"):
+        try:
+            os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), EMBED_THREAD_NICE)
+        except OSError:  # not permitted (a sandbox): scoring still runs, at the normal priority
+            pass
 
 
 class ScoringQueue:
@@ -39,7 +56,7 @@ class ScoringQueue:
         self.exporter = exporter
         self.batch_max = max(1, batch_max)
         self._queue: asyncio.Queue[tuple[Interaction, asyncio.Future[Assessment] | None]] = asyncio.Queue(maxsize)
-        self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="ragtap-embed")
+        self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="ragtap-embed", initializer=_lower_thread_priority)
         self._task: asyncio.Task[None] | None = None
         self.scored = 0
         self.dropped = 0

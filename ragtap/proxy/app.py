@@ -69,7 +69,7 @@ def build_exporters(config: Config) -> tuple[list[Exporter], PrometheusExporter 
         otel = OtelExporter(config.otel)
         exporters.append(otel)
         if prometheus is not None:
-            prometheus.watch_errors("otel_export", lambda: float(otel.stats.failures))
+            prometheus.watch_errors("otel", lambda: float(otel.stats.failures))
     if config.log.interactions_path:
         from ragtap.exporters.jsonl import JsonlExporter
 
@@ -84,8 +84,10 @@ async def openai_errors(request: web.Request, handler):  # type: ignore[no-untyp
     """aiohttp's own HTTP errors (413 body too large, ...) in the OpenAI error shape that SDKs parse."""
     try:
         return await handler(request)
-    except web.HTTPRequestEntityTooLarge as error:
-        return openai_error(413, f"ragtap: request body larger than {error.max_size} bytes", type_="invalid_request_error", code="request_too_large")  # type: ignore[attr-defined]
+    except web.HTTPRequestEntityTooLarge:
+        # (the exception keeps the limit only in its text: read it from the settings)
+        limit = request.app[STATE].config.server.max_body_bytes
+        return openai_error(413, f"ragtap: request body larger than {limit} bytes", type_="invalid_request_error", code="request_too_large")
 
 
 async def _health(request: web.Request) -> web.Response:
@@ -103,6 +105,8 @@ def build_app(
     """The proxy app.  `embedder`/`exporters` replace the configured ones (the demo and tests pass their own)."""
     built, prometheus = build_exporters(config) if exporters is None else (list(exporters), None)
     exporter = ExporterSet(built)
+    if prometheus is not None:
+        prometheus.watch_errors("hooks", lambda: float(exporter.errors))
     scoring = None
     if config.scoring.enabled:
         policy = ScoringPolicy(config.thresholds, RefusalDetector.build(config.scoring.refusal_patterns))

@@ -10,6 +10,7 @@ Whatever ragtap cannot parse, the app receives as the upstream sent it.
 
 from __future__ import annotations
 
+import asyncio
 import json
 from time import perf_counter as now
 from typing import Any
@@ -19,11 +20,11 @@ import orjson
 from aiohttp import web
 
 from ragtap.exporters.base import ExchangeRecord
-from ragtap.proxy.errors import UpstreamUnavailable
+from ragtap.proxy.errors import UpstreamUnavailable, openai_error
 from ragtap.proxy.inject import inject, without_ragtap_field
 from ragtap.proxy.passthrough import forward_unchanged, relay_response
 from ragtap.proxy.state import STATE, ProxyState
-from ragtap.proxy.stream import StreamOutcome, relay_injected, relay_observed
+from ragtap.proxy.stream import StreamOutcome, relay_injected, relay_observed, token_count
 from ragtap.proxy.upstream import request_headers, response_headers
 from ragtap.recognise import recognise
 from ragtap.split.reply import split_reply
@@ -38,6 +39,29 @@ def _parse_object(raw: bytes) -> dict[str, Any] | None:
     except orjson.JSONDecodeError:
         return None
     return value if isinstance(value, dict) else None
+
+
+class _RequestTooDeep(Exception):
+    """A request ragtap must rewrite is nested deeper than it can write back (see `_dumps`)."""
+
+
+def _dumps(value: Any) -> bytes | None:
+    """JSON bytes of a decoded body, or None.  orjson reads 1024 levels of nesting but writes only 254: deeper
+    values go through the json module (about 990 levels); deeper still, None."""
+    try:
+        return orjson.dumps(value)
+    except orjson.JSONEncodeError:
+        try:
+            return json.dumps(value, ensure_ascii=False, separators=(",", ":")).encode()
+        except (RecursionError, ValueError, TypeError):
+            return None
+
+
+def _request_bytes(body: dict[str, Any]) -> bytes:
+    data = _dumps(body)
+    if data is None:
+        raise _RequestTooDeep
+    return data
 
 
 async def handle_chat(request: web.Request) -> web.StreamResponse:
@@ -56,6 +80,9 @@ async def handle_chat(request: web.Request) -> web.StreamResponse:
         record.request_model = model if isinstance(model, str) else None
         record.stream = body.get("stream") is True
     context = recognition.context if recognition is not None else None
+    if context is not None and not isinstance(body.get("messages"), list):  # type: ignore[union-attr]
+        # A `ragtap` field but no message list to add the instruction to: the upstream judges the request itself.
+        context = None
     record.rag_source = context.source if context is not None else None
     state.exporter.exchange_started(record)
     try:
@@ -73,8 +100,15 @@ async def handle_chat(request: web.Request) -> web.StreamResponse:
     except UpstreamUnavailable as failure:
         record.error_type, record.outcome, record.status = failure.error_type, "upstream_error", failure.response.status
         response = failure.response
+    except _RequestTooDeep:
+        record.status, record.error_type = 400, "request_too_deep"
+        response = openai_error(
+            400, "ragtap: the request JSON is nested too deeply for ragtap to rewrite it", type_="invalid_request_error", code="request_too_deep"
+        )
     record.finished_at = now()
-    state.exporter.exchange_finished(record)
+    # The exporters run right after the response is handed to aiohttp (next loop turn), so their work (~20-50 us
+    # for Prometheus) is not part of the app's latency.  They see the same record, timestamps included.
+    asyncio.get_running_loop().call_soon(state.exporter.exchange_finished, record)
     return response
 
 
@@ -90,8 +124,8 @@ async def _send(request: web.Request, state: ProxyState, body: bytes, record: Ex
 
 
 async def _forward_json(request: web.Request, state: ProxyState, body: dict[str, Any], record: ExchangeRecord) -> web.StreamResponse:
-    upstream = await _send(request, state, orjson.dumps(body), record)
-    return await relay_response(request, upstream, record)
+    upstream = await _send(request, state, _request_bytes(body), record)
+    return await relay_response(request, upstream, record, decompressed=True)
 
 
 def _rejects_response_format(status: int, body: bytes) -> bool:
@@ -100,18 +134,18 @@ def _rejects_response_format(status: int, body: bytes) -> bool:
 
 async def _injected(request: web.Request, state: ProxyState, body: dict[str, Any], context: RagContext, record: ExchangeRecord) -> web.StreamResponse:
     forwarded, added_usage = inject(body, state.config.inject)
-    upstream = await _send(request, state, orjson.dumps(forwarded), record)
+    upstream = await _send(request, state, _request_bytes(forwarded), record)
     if upstream.status == 400 and "response_format" in forwarded:
         # Some OpenAI-compatible servers reject json_object: ask again without it, once.
         error_body = await upstream.read()
         upstream.release()
         if not _rejects_response_format(400, error_body):
-            return web.Response(status=400, body=error_body, headers=response_headers(upstream.headers, body_rewritten=False))
+            return web.Response(status=400, body=error_body, headers=response_headers(upstream.headers, body_rewritten=True))
         forwarded.pop("response_format")
-        upstream = await _send(request, state, orjson.dumps(forwarded), record)
+        upstream = await _send(request, state, _request_bytes(forwarded), record)
 
     if upstream.status != 200:  # the upstream's own error: the app sees it unchanged
-        return await relay_response(request, upstream, record)
+        return await relay_response(request, upstream, record, decompressed=True)
     if forwarded.get("stream") is True:
         response, outcome = await relay_injected(request, upstream, record, forward_usage=not added_usage)
         _submit(state, _interaction(context, outcome.answer, outcome.supporting, outcome.unscored_reason, record))
@@ -143,21 +177,28 @@ async def _injected(request: web.Request, state: ProxyState, body: dict[str, Any
         _add_debug_headers(headers, assessment, split.unscored_reason)
     else:
         _submit(state, interaction)
-    return web.Response(status=upstream.status, body=orjson.dumps(completion), headers=headers)
+    return web.Response(status=upstream.status, body=_dumps(completion) or data, headers=headers)
 
 
 async def _observed(
     request: web.Request, state: ProxyState, raw: bytes, forwarded: dict[str, Any] | None, context: RagContext, record: ExchangeRecord
 ) -> web.StreamResponse:
-    upstream = await _send(request, state, raw if forwarded is None else orjson.dumps(forwarded), record)
+    upstream = await _send(request, state, raw if forwarded is None else _request_bytes(forwarded), record)
     if upstream.status != 200:
-        return await relay_response(request, upstream, record)
+        return await relay_response(request, upstream, record, decompressed=True)
     if "text/event-stream" in upstream.headers.get("Content-Type", ""):
         response, outcome = await relay_observed(request, upstream, record)
     else:
-        response = await relay_response(request, upstream, record)
-        body = response.body if isinstance(response, web.Response) else None
-        completion = _parse_object(body) if isinstance(body, bytes) else None
+        # Read whole, whatever the framing (a chunked body has no Content-Length): the answer is needed for scoring.
+        try:
+            data = await upstream.read()
+        except (aiohttp.ClientPayloadError, aiohttp.ClientConnectionError, TimeoutError) as error:
+            raise UpstreamUnavailable.from_broken_body(error) from error
+        finally:
+            upstream.release()
+        record.upstream_done_at = now()
+        response = web.Response(status=upstream.status, body=data, headers=response_headers(upstream.headers, body_rewritten=True))
+        completion = _parse_object(data)
         _note_completion(completion, record)
         message = _first_message(completion)
         content = message.get("content") if message else None
@@ -186,8 +227,8 @@ def _note_completion(completion: dict[str, Any] | None, record: ExchangeRecord) 
         record.finish_reasons = tuple(str(c.get("finish_reason")) for c in choices if isinstance(c, dict) and c.get("finish_reason"))
     usage = completion.get("usage")
     if isinstance(usage, dict):
-        record.input_tokens = usage.get("prompt_tokens")
-        record.output_tokens = usage.get("completion_tokens")
+        record.input_tokens = token_count(usage.get("prompt_tokens"))
+        record.output_tokens = token_count(usage.get("completion_tokens"))
 
 
 def _interaction(context: RagContext, answer: str | None, supporting: str | None, reason: str | None, record: ExchangeRecord) -> Interaction:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+
 import aiohttp
 from aiohttp import web
 from time import perf_counter as _now
@@ -14,9 +16,15 @@ from ragtap.proxy.upstream import request_headers, response_headers
 _READ_WHOLE_LIMIT = 1 << 20  # bodies up to 1 MiB with a known length are read at once (one write, fewer syscalls)
 
 
-async def relay_response(request: web.Request, upstream: aiohttp.ClientResponse, record: ExchangeRecord) -> web.StreamResponse:
-    """Return the upstream's response unchanged: status, headers, body bytes (compressed or not)."""
-    headers = response_headers(upstream.headers, body_rewritten=False)
+async def relay_response(
+    request: web.Request, upstream: aiohttp.ClientResponse, record: ExchangeRecord, *, decompressed: bool = False
+) -> web.StreamResponse:
+    """Return the upstream's response unchanged: status, headers, body bytes (compressed or not).
+
+    `decompressed`: the response was requested with `decompress=True`, so its body arrives decoded and its
+    Content-Encoding header no longer describes it.
+    """
+    headers = response_headers(upstream.headers, body_rewritten=decompressed)
     record.status = upstream.status
     streaming = upstream.content_length is None or upstream.content_length > _READ_WHOLE_LIMIT
     try:
@@ -33,7 +41,14 @@ async def relay_response(request: web.Request, upstream: aiohttp.ClientResponse,
             record.outcome = "incomplete"
             return out
         except (aiohttp.ClientPayloadError, aiohttp.ClientConnectionError, TimeoutError):
-            record.outcome = "upstream_error"  # the app gets what the upstream gave, then the end
+            record.outcome = "upstream_error"
+            if "text/event-stream" not in upstream.headers.get("Content-Type", "") and request.transport is not None:
+                # A body that is not an event stream (JSON, a file) must not reach the app looking complete: its
+                # connection breaks as ragtap's did, so the app sees the failure it would see without ragtap.
+                request.transport.close()
+                record.upstream_done_at = record.finished_at = _now()
+                return out
+            # An event stream ends cleanly: the app keeps the events it got, then the end (as injected streams do).
         record.upstream_done_at = _now()
         await out.write_eof()
         record.finished_at = _now()
@@ -64,5 +79,5 @@ async def handle_passthrough(request: web.Request) -> web.StreamResponse:
         record.error_type, record.outcome, record.status = failure.error_type, "upstream_error", failure.response.status
         response = failure.response
     record.finished_at = record.finished_at or _now()
-    state.exporter.passthrough_finished(record)
+    asyncio.get_running_loop().call_soon(state.exporter.passthrough_finished, record)  # off the latency path, as in chat.py
     return response

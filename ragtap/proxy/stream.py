@@ -10,6 +10,7 @@ event, and the extractor's state machine over the new characters.  Nothing re-jo
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, field
 from time import perf_counter as now
 from typing import Any
@@ -52,8 +53,13 @@ def _note_event(event: dict[str, Any], record: ExchangeRecord) -> None:
         record.response_model = event.get("model")
     usage = event.get("usage")
     if isinstance(usage, dict):
-        record.input_tokens = usage.get("prompt_tokens")
-        record.output_tokens = usage.get("completion_tokens")
+        record.input_tokens = token_count(usage.get("prompt_tokens"))
+        record.output_tokens = token_count(usage.get("completion_tokens"))
+
+
+def token_count(value: Any) -> int | None:
+    """A usage count as the upstream reported it, if it is one (the exporters do arithmetic on it)."""
+    return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else None
 
 
 @dataclass(slots=True)
@@ -65,28 +71,45 @@ class _InjectedRelay:
     result: StreamResult | None = None
     template: dict[str, Any] | None = None  # the last chunk seen, to build a closing chunk from
     done_sent: bool = False
+    # Events rewritten from one network read, sent together by `flush()`: one write (one syscall) per read
+    # instead of one per event when the upstream's events arrive several at a time.
+    pending: list[bytes] = field(default_factory=list)
+
+    async def flush(self) -> None:
+        if self.pending:
+            data = self.pending[0] if len(self.pending) == 1 else b"".join(self.pending)
+            self.pending.clear()
+            await self.out.write(data)
 
     async def on_payload(self, payload: bytes) -> None:
+        """Rewrite one event into `pending`; the caller flushes after each network read."""
         if payload == b"[DONE]":
             await self.close()
             return
         try:
             event = orjson.loads(payload)
         except orjson.JSONDecodeError:
-            await self.out.write(encode_event(payload))  # not ours to judge: pass it on
+            self.pending.append(encode_event(payload))  # not ours to judge: pass it on
             return
         if not isinstance(event, dict):
-            await self.out.write(encode_event(payload))
+            self.pending.append(encode_event(payload))
             return
         _note_event(event, self.record)
         choices = event.get("choices")
-        if not choices:  # the usage chunk (choices: [])
-            if self.forward_usage:
-                await self.out.write(encode_event(payload))
+        if not isinstance(choices, list) or not choices or not isinstance(choices[0], dict):
+            # The usage chunk (choices: []) reaches the app only if it asked for it.  Anything else without a
+            # choice to rewrite -- an `{"error": ...}` event sent mid-stream -- is the app's to see, unchanged.
+            if "error" in event:
+                self.record.outcome, self.record.error_type = "upstream_error", "error_event"
+            if choices != [] or "error" in event or self.forward_usage:
+                self.pending.append(encode_event(payload))
             return
         self.template = event
         choice = choices[0]
         delta = choice.get("delta") or {}
+        if not isinstance(delta, dict):  # not a chunk ragtap can rewrite: the app gets it as sent
+            self.pending.append(encode_event(payload))
+            return
         content = delta.get("content")
         text = self.extractor.feed(content) if isinstance(content, str) and content else ""
         finish = choice.get("finish_reason")
@@ -97,7 +120,7 @@ class _InjectedRelay:
             if text or "content" in delta:
                 delta["content"] = text
             choice["delta"] = delta
-            await self._write(event, text)
+            self._write(event, text)
 
     def _finish(self, *, truncated: bool) -> str:
         if self.result is None:
@@ -105,10 +128,14 @@ class _InjectedRelay:
             return self.result.remainder
         return ""
 
-    async def _write(self, event: dict[str, Any], text: str) -> None:
+    def _write(self, event: dict[str, Any], text: str) -> None:
         if text and self.record.first_token_at is None:
             self.record.first_token_at = now()
-        await self.out.write(encode_event(orjson.dumps(event)))
+        try:
+            data = orjson.dumps(event)
+        except orjson.JSONEncodeError:  # nested deeper than orjson writes (254 levels; it reads 1024)
+            data = json.dumps(event, ensure_ascii=False, separators=(",", ":")).encode()
+        self.pending.append(encode_event(data))
 
     async def close(self) -> None:
         """End the app's stream cleanly, whatever the upstream did: remaining answer text, then [DONE]."""
@@ -118,9 +145,10 @@ class _InjectedRelay:
         if remainder and self.template is not None:
             closing = {**self.template, "choices": [{"index": 0, "delta": {"content": remainder}, "logprobs": None, "finish_reason": None}]}
             closing.pop("usage", None)
-            await self._write(closing, remainder)
+            self._write(closing, remainder)
         self.done_sent = True
-        await self.out.write(DONE_EVENT)
+        self.pending.append(DONE_EVENT)
+        await self.flush()
 
     def outcome(self) -> StreamOutcome:
         result = self.result or self.extractor.finish(truncated=True)
@@ -138,8 +166,10 @@ async def relay_injected(
             async for chunk in upstream.content.iter_any():
                 for payload in decoder.feed(chunk):
                     await relay.on_payload(payload)
+                await relay.flush()
             for payload in decoder.close():
                 await relay.on_payload(payload)
+            await relay.flush()
         except _UPSTREAM_BROKE as error:
             record.outcome, record.error_type = "upstream_error", type(error).__name__
         record.upstream_done_at = now()
@@ -191,10 +221,12 @@ def _collect(payload: bytes, parts: list[str], record: ExchangeRecord) -> None:
     if not isinstance(event, dict):
         return
     _note_event(event, record)
-    for choice in event.get("choices") or ():
-        if choice.get("index", 0) != 0:
+    choices = event.get("choices")
+    for choice in choices if isinstance(choices, list) else ():
+        if not isinstance(choice, dict) or choice.get("index", 0) != 0:
             continue
-        content = (choice.get("delta") or {}).get("content")
+        delta = choice.get("delta")
+        content = delta.get("content") if isinstance(delta, dict) else None
         if isinstance(content, str) and content:
             if record.first_token_at is None:
                 record.first_token_at = now()

@@ -39,6 +39,9 @@ def request_headers(incoming: Mapping[str, str], *, identity_encoding: bool) -> 
         if identity_encoding and lower == "accept-encoding":
             continue
         out.add(name, value)
+    if identity_encoding:
+        # Say so explicitly: without the header aiohttp adds its default "gzip, deflate" and the upstream compresses.
+        out["Accept-Encoding"] = "identity"
     return out
 
 
@@ -76,15 +79,35 @@ class UpstreamTarget:
         return f"{self.base_url}{path}" + (f"?{query}" if query else "")
 
 
+class _BoundedResolver(aiohttp.abc.AbstractResolver):
+    """aiohttp's default resolver with each lookup bounded by the connect timeout.  The session's `sock_connect`
+    bounds only the TCP connect; without this a resolver that never answers would hold a request forever.  A
+    lookup that times out surfaces as a TimeoutError (the app gets 504), a failed one as a DNS error (502)."""
+
+    def __init__(self, timeout: float) -> None:
+        self._inner = aiohttp.resolver.DefaultResolver()
+        self._timeout = timeout
+
+    async def resolve(self, host: str, port: int = 0, family: socket.AddressFamily = socket.AF_INET) -> list[aiohttp.abc.ResolveResult]:
+        async with asyncio.timeout(self._timeout):
+            return await self._inner.resolve(host, port, family)
+
+    async def close(self) -> None:
+        await self._inner.close()
+
+
 class Upstream:
     def __init__(self, target: UpstreamTarget, *, connect_timeout: float, read_timeout: float, max_connections: int) -> None:
         self.target = target
         self._timeout = aiohttp.ClientTimeout(total=None, sock_connect=connect_timeout, sock_read=read_timeout)
+        self._connect_timeout = connect_timeout
         self._max_connections = max_connections
         self._session: aiohttp.ClientSession | None = None
 
     async def start(self) -> None:
-        connector = aiohttp.TCPConnector(limit=self._max_connections, keepalive_timeout=30, ttl_dns_cache=300)
+        connector = aiohttp.TCPConnector(
+            limit=self._max_connections, keepalive_timeout=30, ttl_dns_cache=300, resolver=_BoundedResolver(self._connect_timeout)
+        )
         # auto_decompress is chosen per request: passthrough bodies stay compressed, bytes in = bytes out.
         self._session = aiohttp.ClientSession(connector=connector, timeout=self._timeout, auto_decompress=False)
 

@@ -2,10 +2,11 @@
 
 Every rule is a small pure function over message *text* (already extracted from the content parts) that returns a
 `RagContext` or None.  Each one first runs plain substring tests (`in`, `find`) on the exact wording of its
-template, so a request that is not that template costs a few hundred nanoseconds; the few regexes are precompiled
-and only run after their gate passed.  Slicing is done with `find`/`rfind` anchored on the template's fixed
-words rather than with one big regex, which keeps every rule linear in the text and makes the choice explicit
-when the retrieved documents themselves contain a template word (see each rule).
+template, so a request that is not that template costs a few substring scans; the few regexes are precompiled
+and only run after their gate passed (and the recogniser puts `may_hold_context` in front of them all).
+Slicing is done with `find`/`rfind` anchored on the template's fixed words rather than with one big regex,
+which keeps every rule linear in the text and makes the choice explicit when the retrieved documents
+themselves contain a template word (see each rule).
 
 How documents are split from a context string (`split_documents`):
 - Frameworks join documents with a blank line and add no delimiter, so a blank line is the only boundary there
@@ -50,6 +51,13 @@ def message_text(content: Any) -> str:
         ]
         return "\n".join(texts)
     return ""
+
+
+def may_hold_context(text: str) -> bool:
+    """One cheap gate in front of all the template rules: each one's fixed words contain "ontext" ("Context
+    information", "Context:", "pieces of context", "<context>") or "<doc" ("<documents>").  A plain chat fails it
+    with one or two substring scans and skips every rule (tests/test_recognise.py checks the claim)."""
+    return "ontext" in text or "<doc" in text
 
 
 # One or more blank lines (tolerating spaces, tabs and CRLF on the "empty" line).
@@ -160,10 +168,11 @@ def llamaindex_text_qa(text: str) -> RagContext | None:
         Query: {query_str}
         Answer:
 
-    (21 dashes; "Answer: " ends with a space.)  It comes with LlamaIndex's own system message ("You are an expert Q&A system that is trusted
-    around the world. ..."), which is not needed to recognise it.  The tree-summarize variant ("Context
-    information from multiple sources is below." ... "Given the information from multiple sources and not prior
-    knowledge, answer the query.") has the same shape and is accepted too.  The refine template is out of scope.
+    (21 dashes; "Answer: " ends with a space.)  It comes with LlamaIndex's own system message ("You are an
+    expert Q&A system that is trusted around the world. ..."), which is not needed to recognise it.  The
+    tree-summarize variant ("Context information from multiple sources is below." ... "Given the information
+    from multiple sources and not prior knowledge, answer the query.") has the same shape and is accepted too.
+    The refine template is out of scope.
 
     `context_str` is the nodes joined by a blank line, each node `file_path: ...` + blank line + text when it
     was loaded from a file (split by `split_documents`).  The context ends at the dash line right before the
@@ -253,7 +262,7 @@ def langchain_labelled(text: str) -> RagContext | None:
 
         "You are an assistant for question-answering tasks. Use the following pieces of retrieved context to "
         "answer the question. If you don't know the answer, just say that you don't know. Use three sentences "
-        "maximum and keep the answer concise.\nQuestion: {question} \nContext: {context} \nAnswer:"
+        "maximum and keep the answer concise.\\nQuestion: {question} \\nContext: {context} \\nAnswer:"
 
     and the common hand-written variant with the context first (`Context: {context}\\nQuestion: {question}\\n
     Answer:`, any preamble).  The labels must start a line and the message must end with an `Answer:` cue line
@@ -356,9 +365,9 @@ def langchain_system(system_text: str, question: str) -> RagContext | None:
 
         {context}
 
-    (␣: a trailing space.)  The context runs from the dash line (first form) or the first blank line (second form) after the intro to
-    the end of the message.  A system message laid out like `rlm/rag-prompt` (with a `Question:` label) is left
-    to `langchain_labelled`.
+    (␣: a trailing space.)  The context runs from the dash line (first form) or the first blank line (second
+    form) after the intro to the end of the message.  A system message laid out like `rlm/rag-prompt` (with a
+    `Question:` label) is left alone: that prompt is recognised in the user message only.
     """
     i = system_text.find(_STUFF_CHAT_INTRO)
     if i >= 0:
@@ -379,21 +388,71 @@ def langchain_system(system_text: str, question: str) -> RagContext | None:
 # XML-style blocks
 # --------------------------------------------------------------------------------------------------------------
 
-_XML_WRAPPER = re.compile(r"<(context|documents)(?:\s[^>]*)?>(.*?)</\1\s*>", re.DOTALL)
-_XML_DOC = re.compile(r"<(document|doc)(\s[^>]*)?>(.*?)</\1\s*>", re.DOTALL)
-_XML_ATTR = re.compile(r"""\b(id|index)\s*=\s*(?:"([^"]*)"|'([^']*)'|([^\s"'>/]+))""")
-_XML_CONTENT = re.compile(r"<document_content>(.*?)</document_content>", re.DOTALL)
-_XML_QUESTION = re.compile(r"<(question|query)(?:\s[^>]*)?>(.*?)</\1\s*>", re.DOTALL)
+_XML_ATTR = re.compile(r"""(?<![\w:-])(id|index)\s*=\s*(?:"([^"]*)"|'([^']*)'|([^\s"'>/]+))""")
 
 
 def has_xml_block(text: str) -> bool:
     """Cheap gate for `xml_blocks`: an opening and a closing wrapper tag are both present."""
-    return ("<context" in text and "</context" in text) or ("<documents" in text and "</documents" in text)
+    return ("<context" in text and "</context>" in text) or ("<documents" in text and "</documents>" in text)
 
 
-def _xml_doc_id(attrs: str | None) -> str | None:
-    if not attrs:
-        return None
+def _find_open_tag(text: str, name: str, pos: int) -> int:
+    """Index of the next `<name>` / `<name attr...>` at or after `pos` (not `<names>`, `<name_x>`), or -1."""
+    opening = "<" + name
+    after = len(opening)
+    while True:
+        i = text.find(opening, pos)
+        if i < 0:
+            return -1
+        c = text[i + after : i + after + 1]
+        if c == ">" or c.isspace():
+            return i
+        pos = i + 1
+
+
+def xml_elements(text: str, names: tuple[str, ...]) -> list[tuple[int, int, str, str]]:
+    """The `<name attrs>inner</name>` elements of `text` for any of `names`, in order, as (start, end, attrs,
+    inner); an element ends at the first `</name>` after it (no nesting of the same name).
+
+    Written with `str.find` instead of a lazy regex (`<(context)...>(.*?)</\\1>`), which goes quadratic on a
+    text with many opening tags and no closing one (minutes for a few hundred KB).  Here every search only moves
+    forward: an opening tag without a closing tag after it ends the search for that name, since no later one
+    can close either.  Linear in the text for a fixed set of names.
+    """
+    found: list[tuple[int, int, str, str]] = []
+    next_open = dict.fromkeys(names, -1)
+    alive = list(names)
+    pos = 0
+    while alive:
+        best: str | None = None
+        for name in tuple(alive):
+            i = next_open[name]
+            if i < pos:
+                i = _find_open_tag(text, name, pos)
+                if i < 0:
+                    alive.remove(name)
+                    continue
+                next_open[name] = i
+            if best is None or i < next_open[best]:
+                best = name
+        if best is None:
+            break
+        start = next_open[best]
+        tag_end = text.find(">", start)
+        if tag_end < 0:  # no ">" after this point: no further tag can be complete
+            break
+        closing = "</" + best + ">"
+        close = text.find(closing, tag_end + 1)
+        if close < 0:
+            alive.remove(best)
+            continue
+        end = close + len(closing)
+        found.append((start, end, text[start + len(best) + 1 : tag_end], text[tag_end + 1 : close]))
+        pos = end
+    return found
+
+
+def _xml_doc_id(attrs: str) -> str | None:
     found: dict[str, str] = {}
     for m in _XML_ATTR.finditer(attrs):
         found.setdefault(m.group(1), next(g for g in m.groups()[1:] if g is not None))
@@ -402,10 +461,9 @@ def _xml_doc_id(attrs: str | None) -> str | None:
 
 def _xml_documents(inner: str) -> list[Document]:
     docs = []
-    for m in _XML_DOC.finditer(inner):
-        body = m.group(3)
-        content = _XML_CONTENT.search(body)
-        docs.append(Document(text=content.group(1) if content else body, id=_xml_doc_id(m.group(2))))
+    for _, _, attrs, body in xml_elements(inner, ("document", "doc")):
+        content = xml_elements(body, ("document_content",)) if "<document_content>" in body else []
+        docs.append(Document(text=content[0][3] if content else body, id=_xml_doc_id(attrs) if attrs else None))
     if docs:
         return docs
     return [Document(text=t) for t in split_documents(inner)]
@@ -415,12 +473,10 @@ def clean_question(text: str) -> str:
     """The question inside user text that also holds instructions: the content of a `<question>`/`<query>` tag,
     else what follows the last `Question:`/`Query:` line label (minus an `Answer:` cue), else the whole text."""
     if "<question" in text or "<query" in text:
-        m = _XML_QUESTION.search(text)
-        if m is not None and m.group(2).strip():
-            return m.group(2)
-    label = max(
-        ((i, n) for n in ("Question:", "Query:") if (i := _rfind_label(text, n)) >= 0), default=None
-    )
+        for _, _, _, inner in xml_elements(text, ("question", "query")):
+            if inner.strip():
+                return inner
+    label = max(((i, n) for n in ("Question:", "Query:") if (i := _rfind_label(text, n)) >= 0), default=None)
     if label is not None:
         return _strip_answer_line(text[label[0] + len(label[1]) :])
     return text
@@ -437,19 +493,25 @@ def xml_blocks(text: str, question: str | None = None) -> RagContext | None:
 
     A wrapper without inner document tags is split by blank lines.  With `<document_content>` the document text
     is that content (the `<source>` is dropped).  Several wrappers in one message are all read.  Tags are matched
-    in lower case only.
+    in lower case only, and closing tags exactly (`</context>`).
 
     `question` is None when the block is in the user message: the question is then that message's text outside
     the blocks (see `clean_question`).  When the block is in a system message, the caller passes the last user
     message.
     """
+    blocks = xml_elements(text, ("context", "documents"))
     documents: list[Document] = []
-    for m in _XML_WRAPPER.finditer(text):
-        documents.extend(_xml_documents(m.group(2)))
+    for _, _, _, inner in blocks:
+        documents.extend(_xml_documents(inner))
     if not documents:
         return None
     if question is None:
-        question = clean_question(_XML_WRAPPER.sub("\n", text))
+        outside, pos = [], 0
+        for start, end, _, _ in blocks:
+            outside.append(text[pos:start])
+            pos = end
+        outside.append(text[pos:])
+        question = clean_question("\n".join(outside))
     return make_context(question, documents, "xml")
 
 

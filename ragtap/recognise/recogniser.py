@@ -105,7 +105,8 @@ def _recognise(body: Any, patterns: Sequence[CustomPattern]) -> Recognition:
             return _found(body, found, strip, "custom_pattern")
 
     # Templates in the last user message.
-    if question:
+    user_gate = bool(question) and rules.may_hold_context(question)
+    if user_gate:
         found = (
             rules.llamaindex_text_qa(question)
             or rules.langchain_labelled(question)
@@ -115,28 +116,33 @@ def _recognise(body: Any, patterns: Sequence[CustomPattern]) -> Recognition:
             return _found(body, found, strip, found.source)
 
     # Templates in system messages; the question is the last user message.
-    systems = [
-        rules.message_text(m.get("content"))
-        for m in messages
-        if isinstance(m, dict) and isinstance(role := m.get("role"), str) and role in _SYSTEM_ROLES
-    ]
-    if question:
-        for system in systems:
-            found = rules.llamaindex_context_chat(system, question) or rules.langchain_system(system, question)
-            if found is not None:
-                return _found(body, found, strip, found.source)
+    systems = (
+        [
+            text
+            for m in messages
+            if isinstance(m, dict)
+            and isinstance(role := m.get("role"), str)
+            and role in _SYSTEM_ROLES
+            and rules.may_hold_context(text := rules.message_text(m.get("content")))
+        ]
+        if question
+        else []
+    )
+    for system in systems:
+        found = rules.llamaindex_context_chat(system, question) or rules.langchain_system(system, question)
+        if found is not None:
+            return _found(body, found, strip, found.source)
 
     # XML blocks: in the last user message (question = the text around them), then in system messages.
-    if question and rules.has_xml_block(question):
+    if user_gate and rules.has_xml_block(question):
         found = rules.xml_blocks(question)
         if found is not None:
             return _found(body, found, strip, "xml")
-    if question:
-        for system in systems:
-            if rules.has_xml_block(system):
-                found = rules.xml_blocks(system, question)
-                if found is not None:
-                    return _found(body, found, strip, "xml")
+    for system in systems:
+        if rules.has_xml_block(system):
+            found = rules.xml_blocks(system, question)
+            if found is not None:
+                return _found(body, found, strip, "xml")
 
     # Tool results after the last user message.
     if question and last_user < len(messages) - 1:

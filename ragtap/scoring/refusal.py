@@ -12,13 +12,16 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-_SOURCE = r"(?:retrieved |provided |given |supplied |above |available )?(?:documents?|context|passages?|texts?|sources?|information|excerpts?|snippets?|content)"
+_NOUN = r"(?:documents?|context|passages?|texts?|sources?|information|excerpts?|snippets?|content)"
+_SOURCE = rf"(?:retrieved |provided |given |supplied |above |available )?{_NOUN}"
+# A refusal talks about *the* documents: "the context does not mention", not "context switching does not".
+_THE_SOURCE = rf"(?:the|this|these|those|such|any|provided|retrieved|given|supplied|available)\s+{_SOURCE}"
 _NEG = r"(?:does not|doesn't|do not|don't|did not|didn't|is not|isn't|are not|aren't|cannot|can't|fails? to)"
 _VERB = r"(?:contain|provide|include|mention|specify|say|state|cover|address|discuss|have|give|offer|describe|answer|tell)"
 
 BUILTIN_REFUSAL_PATTERNS: tuple[str, ...] = (
     # "the retrieved document does not provide info about ..."
-    rf"\b{_SOURCE}\b[^.?!]{{0,80}}?\b{_NEG}\s+(?:\w+\s+)?{_VERB}",
+    rf"\b{_THE_SOURCE}\b[^.?!]{{0,80}}?\b{_NEG}\s+(?:\w+\s+)?{_VERB}",
     # "No information available in the retrieved document." / "there is no relevant information about ..."
     r"\bno (?:relevant |specific |such |further |additional )?(?:information|info|details?|mention|data)\b[^.?!]{0,60}?"
     r"\b(?:available|provided|given|found|about|on|regarding|in the|to answer)\b",

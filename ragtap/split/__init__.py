@@ -1,6 +1,6 @@
 """Splitting an injected reply into the answer the app receives and the model's supporting content."""
 
 from ragtap.split.reply import split_reply
-from ragtap.split.stream import REASONS, AnswerStreamExtractor, JsonStringDecoder, StreamResult
+from ragtap.split.stream import REASONS, AnswerStreamExtractor, JsonStringDecoder, StreamResult, extract
 
-__all__ = ["REASONS", "AnswerStreamExtractor", "JsonStringDecoder", "StreamResult", "split_reply"]
+__all__ = ["REASONS", "AnswerStreamExtractor", "JsonStringDecoder", "StreamResult", "extract", "split_reply"]

@@ -37,6 +37,11 @@ Decisions (see also `REASONS`):
   returned in `supporting` but is *not* scoreable: `unscored_reason` is `truncated` (`incomplete_json` when
   the upstream did not report a length cut), because the part that ties the support to the answer may be
   the part that is missing.  If both strings were complete, a missing closing `}` does not matter.
+* Blank values: a complete answer string that is blank is the model's answer and is forwarded as is, with
+  `empty_answer` (which wins over any other reason); an answer cut before its first non-blank character
+  falls back to raw.  So the app's text is blank only if the upstream's was, or the answer was blank.  An
+  empty supporting string is recovered as "" (reason None): the model saying nothing supports its answer
+  is itself a signal for scoring.
 * Escapes: `\\" \\\\ \\/ \\b \\f \\n \\r \\t \\uXXXX` and surrogate pairs are decoded across any cut.  A lone
   or unpaired surrogate (escaped, or a raw surrogate code point in the input) becomes U+FFFD.  Being
   lenient where models are sloppy: `\\'` decodes to `'`, an unknown escape `\\x` is kept as the two

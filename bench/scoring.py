@@ -1,0 +1,214 @@
+"""Scoring throughput and time to verdict: `ragtap.pipeline.queue.ScoringQueue` driven directly.
+
+    taskset -c 1 .venv/bin/python bench/scoring.py [--quick] [--json]
+
+The queue is the one the proxy builds (default embedder: all-MiniLM-L6-v2 via onnxruntime, 1 intra-op thread,
+behind the LRU cache; default policy and thresholds; queue size 1000, micro-batches of up to 16), run on one
+core as the proxy is in the benchmark.  Every interaction has a question, 3 short retrieved documents, an answer
+and a supporting content.  "cold": every text is new, so all 6 texts are embedded; "cached": the documents
+come from a pool embedded beforehand (the usual RAG case: the same chunks are retrieved again and again), so
+only the question, the answer and the supporting content are embedded.
+
+Figures: capacity (interactions submitted at once, scored per second until the last verdict), time from
+submit to verdict (p50/p95/p99) at fixed arrival rates, and the event loop's lag while the queue scores at
+capacity (a 1 ms ticker: how late it wakes up), which shows whether scoring holds up the request path.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import random
+import statistics
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from bench_embedder import sentence  # noqa: E402
+
+from ragtap.config import Config  # noqa: E402
+from ragtap.embedding.factory import make_embedder  # noqa: E402
+from ragtap.exporters.base import Exporter  # noqa: E402
+from ragtap.pipeline.batch import ScoringPolicy  # noqa: E402
+from ragtap.pipeline.queue import ScoringQueue  # noqa: E402
+from ragtap.scoring.refusal import RefusalDetector  # noqa: E402
+from ragtap.types import Document, Interaction  # noqa: E402
+
+
+class Collector(Exporter):
+    """Keeps the time from submit to verdict of every scored interaction."""
+
+    def __init__(self) -> None:
+        self.seconds: list[float] = []
+        self.done_at: list[float] = []
+        self.dropped = 0
+        self.failed = 0
+
+    def interaction_scored(self, interaction, assessment, seconds) -> None:  # type: ignore[no-untyped-def]
+        self.seconds.append(seconds)
+        self.done_at.append(time.perf_counter())
+
+    def scoring_dropped(self, reason: str) -> None:
+        self.dropped += 1
+
+    def scoring_failed(self, interaction, error) -> None:  # type: ignore[no-untyped-def]
+        self.failed += 1
+
+
+class Texts:
+    def __init__(self, seed: int = 1, pool: int = 60) -> None:
+        self.rng = random.Random(seed)
+        self.pool = [self.document() for _ in range(pool)]
+
+    def document(self) -> str:
+        return " ".join(sentence(self.rng, self.rng.randint(10, 16)) for _ in range(2))  # ~30 words, ~40 tokens
+
+    def interaction(self, cached: bool) -> Interaction:
+        rng = self.rng
+        docs = rng.sample(self.pool, 3) if cached else [self.document() for _ in range(3)]
+        return Interaction(
+            question=sentence(rng, rng.randint(8, 14)).rstrip(".") + "?",
+            documents=tuple(Document(text=d) for d in docs),
+            answer=sentence(rng, rng.randint(18, 30)),
+            supporting=sentence(rng, rng.randint(14, 24)),
+            model="bench",
+        )
+
+
+def percentile(values: list[float], q: float) -> float:
+    if not values:
+        return float("nan")
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, max(0, round(q / 100 * (len(ordered) - 1))))]
+
+
+async def _wait_scored(collector: Collector, count: int, timeout: float) -> None:
+    deadline = time.perf_counter() + timeout
+    while len(collector.seconds) + collector.dropped + collector.failed < count and time.perf_counter() < deadline:
+        await asyncio.sleep(0.005)
+
+
+async def capacity(queue: ScoringQueue, collector: Collector, texts: Texts, n: int, cached: bool) -> dict[str, float]:
+    """Submit n interactions at once; scored per second until the last verdict, and the loop's lag meanwhile."""
+    collector.seconds.clear(), collector.done_at.clear()
+    lags: list[float] = []
+    stop = False
+
+    async def ticker() -> None:
+        while not stop:
+            start = time.perf_counter()
+            await asyncio.sleep(0.001)
+            lags.append(time.perf_counter() - start - 0.001)
+
+    tick = asyncio.get_running_loop().create_task(ticker())
+    items = [texts.interaction(cached) for _ in range(n)]
+    start = time.perf_counter()
+    for item in items:
+        queue.submit(item)
+    await _wait_scored(collector, n, timeout=300)
+    stop = True
+    await tick
+    elapsed = max(collector.done_at) - start
+    return {
+        "interactions": n,
+        "scored_per_s": len(collector.seconds) / elapsed,
+        "loop_lag_p50_ms": percentile(lags, 50) * 1e3,
+        "loop_lag_p99_ms": percentile(lags, 99) * 1e3,
+        "loop_lag_max_ms": max(lags) * 1e3 if lags else float("nan"),
+    }
+
+
+async def at_rate(queue: ScoringQueue, collector: Collector, texts: Texts, rate: float, seconds: float, cached: bool) -> dict[str, float]:
+    """Open-loop arrivals at `rate` per second for `seconds`; time from submit to verdict."""
+    collector.seconds.clear(), collector.done_at.clear()
+    dropped_before = collector.dropped
+    n = max(1, int(rate * seconds))
+    items = [texts.interaction(cached) for _ in range(n)]
+    start = time.perf_counter()
+    for i, item in enumerate(items):
+        delay = start + i / rate - time.perf_counter()
+        if delay > 0:
+            await asyncio.sleep(delay)
+        queue.submit(item)
+    await _wait_scored(collector, n + (collector.dropped - dropped_before), timeout=120)
+    elapsed = max(collector.done_at) - start if collector.done_at else float("nan")
+    s = collector.seconds
+    return {
+        "offered_per_s": rate,
+        "interactions": n,
+        "scored_per_s": len(s) / elapsed,
+        "dropped": collector.dropped - dropped_before,
+        "verdict_p50_ms": percentile(s, 50) * 1e3,
+        "verdict_p95_ms": percentile(s, 95) * 1e3,
+        "verdict_p99_ms": percentile(s, 99) * 1e3,
+    }
+
+
+async def run(quick: bool) -> dict[str, object]:
+    config = Config()
+    scoring = config.scoring
+    started = time.perf_counter()
+    embedder = make_embedder(scoring.embedder, cache_size=scoring.cache_entries, intra_op_threads=scoring.embedder_threads)
+    build_s = time.perf_counter() - started
+    collector = Collector()
+    policy = ScoringPolicy(config.thresholds, RefusalDetector.build(scoring.refusal_patterns))
+    queue = ScoringQueue(embedder, policy, collector, maxsize=scoring.queue_size, batch_max=scoring.batch_max)
+    queue.start()
+    texts = Texts()
+
+    # Warm-up: first calls load the tokenizers and plan the graph; then embed the document pool (cache hits later).
+    for _ in range(16):
+        queue.submit(texts.interaction(False))
+    await _wait_scored(collector, 16, timeout=120)
+    collector.seconds.clear()
+    embedder.embed(texts.pool)
+
+    n = 150 if quick else 400
+    seconds = 4.0 if quick else 10.0
+    out: dict[str, object] = {"embedder": embedder.name, "model_build_s": build_s, "batch_max": scoring.batch_max}
+    out["capacity_cold"] = await capacity(queue, collector, texts, n, cached=False)
+    out["capacity_cached"] = await capacity(queue, collector, texts, n, cached=True)
+    rates: list[tuple[str, float, bool]] = [("cold", 20.0, False), ("cold", 25.0, False), ("cached", 40.0, True), ("cached", 50.0, True)]
+    if quick:
+        rates = [("cold", 25.0, False), ("cached", 50.0, True)]
+    out["at_rate"] = [
+        {"cache": label, **(await at_rate(queue, collector, texts, rate, seconds, cached))} for label, rate, cached in rates
+    ]
+    out["cache_hits"] = embedder.hits
+    out["cache_misses"] = embedder.misses
+    await queue.stop(drain_timeout=1)
+    return out
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true")
+    parser.add_argument("--json", action="store_true", help="print one JSON object (for bench/run.py)")
+    args = parser.parse_args()
+    try:
+        import uvloop
+
+        result = uvloop.run(run(args.quick))
+    except ImportError:
+        result = asyncio.run(run(args.quick))
+    result["load_average"] = os.getloadavg()[0]
+    if args.json:
+        print(json.dumps(result))
+        return
+    for key, value in result.items():
+        if isinstance(value, list):
+            for row in value:
+                print(f"{key}: " + ", ".join(f"{k}={v:.1f}" if isinstance(v, float) else f"{k}={v}" for k, v in row.items()))
+        elif isinstance(value, dict):
+            print(f"{key}: " + ", ".join(f"{k}={v:.1f}" if isinstance(v, float) else f"{k}={v}" for k, v in value.items()))
+        else:
+            print(f"{key}: {value}")
+
+
+if __name__ == "__main__":
+    main()

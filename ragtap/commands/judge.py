@@ -1,0 +1,140 @@
+"""`ragtap judge FILE.jsonl [--out OUT.jsonl]`: the Ragas metrics (faithfulness, answer relevance, context
+relevance) by an LLM judge, offline, over the interaction format of `ragtap score`.  See docs/judge.md."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import sys
+from pathlib import Path
+from typing import IO, Any
+
+from ragtap.config import ConfigError, load_config
+from ragtap.records import RecordError, read_interactions
+
+
+def add_parser(subparsers: argparse._SubParsersAction) -> None:
+    p = subparsers.add_parser(
+        "judge",
+        help="LLM-judged Ragas metrics (faithfulness, answer relevance, context relevance) over a JSONL file",
+        description="Judge a JSONL file of interactions (the format of `ragtap score`; the documents, joined, are "
+        "the context) with an OpenAI-compatible judge endpoint.  Resumable: finished rows are kept in a cache file "
+        "and skipped on a rerun.",
+    )
+    p.add_argument("file", help="JSONL: question, documents (or retrieved), answer, id")
+    p.add_argument("--out", help="write one line per interaction, with a `judge` object, here (default: stdout)")
+    p.add_argument("--config", help="config.toml ([judge] endpoint and limits, [scoring] embedder)")
+    p.add_argument("--judge-url", help="OpenAI base URL of the judge (default: [judge] base_url, else [server] upstream)")
+    p.add_argument("--judge-model", help="judge model (default: [judge] model)")
+    p.add_argument("--judge-key-env", help="name of the variable holding the judge's API key (default: [judge] api_key_env)")
+    p.add_argument("--metrics", help="comma-separated subset of faithfulness,answer_relevance,context_relevance")
+    p.add_argument("--questions", type=int, help="n: questions generated for answer relevance (default 3)")
+    p.add_argument("--concurrency", type=int, help="judge calls in flight (default: [judge] concurrency)")
+    p.add_argument("--retries", type=int, help="retries per call on 429/5xx/connection errors (default 4)")
+    p.add_argument("--no-json-mode", action="store_true", help="do not send response_format json_object")
+    p.add_argument("--cache", help="resumable cache file (default: OUT.judge-cache.jsonl, or FILE.judge-cache.jsonl)")
+    p.add_argument("--no-cache", action="store_true", help="judge every row, keep nothing")
+    p.add_argument("--limit", type=int, help="judge only the first N rows")
+    p.add_argument("--price-prompt", type=float, help="USD per 1M prompt tokens, for the cost line")
+    p.add_argument("--price-completion", type=float, help="USD per 1M completion tokens, for the cost line")
+    p.add_argument("--quiet", action="store_true", help="no progress bar")
+    p.set_defaults(func=run)
+
+
+def judge_settings(config: Any, args: argparse.Namespace) -> Any:
+    """The [judge] section (defaults until config.py has one) with the command-line overrides applied."""
+    import dataclasses
+
+    from ragtap.judge.settings import JudgeSettings
+
+    settings = getattr(config, "judge", None) or JudgeSettings()
+    changes: dict[str, Any] = {}
+    if args.judge_url:
+        changes["base_url"] = args.judge_url
+    if args.judge_model:
+        changes["model"] = args.judge_model
+    if args.judge_key_env:
+        changes["api_key_env"] = args.judge_key_env
+    if args.metrics:
+        changes["metrics"] = tuple(m.strip() for m in args.metrics.split(",") if m.strip())
+    if args.questions is not None:
+        changes["questions"] = args.questions
+    if args.concurrency is not None:
+        changes["concurrency"] = args.concurrency
+    if args.retries is not None:
+        changes["max_retries"] = args.retries
+    if args.no_json_mode:
+        changes["json_mode"] = False
+    return dataclasses.replace(settings, **changes)
+
+
+def default_cache_path(args: argparse.Namespace) -> Path:
+    return Path(f"{args.out or args.file}.judge-cache.jsonl")
+
+
+def run(args: argparse.Namespace) -> int:
+    from ragtap.judge.cache import JudgeCache
+    from ragtap.judge.client import JudgeClient
+    from ragtap.judge.offline import judge_interactions
+    from ragtap.judge.ragas import ANSWER_RELEVANCE, Judge
+
+    try:
+        config = load_config(args.config)
+    except ConfigError as error:
+        print(f"ragtap: config error: {error}", file=sys.stderr)
+        return 2
+    path = Path(args.file)
+    if not path.is_file():
+        print(f"ragtap: no such file: {path}", file=sys.stderr)
+        return 2
+    try:
+        interactions = list(read_interactions(path))
+    except RecordError as error:
+        print(f"ragtap: {error}", file=sys.stderr)
+        return 2
+    if args.limit is not None:
+        interactions = interactions[: max(0, args.limit)]
+    settings = judge_settings(config, args)
+    embedder = None
+    if ANSWER_RELEVANCE in settings.metrics:
+        from ragtap.proxy.app import build_embedder
+
+        embedder = build_embedder(config)
+    cache = None if args.no_cache else JudgeCache(args.cache or default_cache_path(args))
+    out: IO[bytes] = open(args.out, "wb") if args.out else sys.stdout.buffer  # noqa: SIM115
+    progress = None
+    if not args.quiet:
+        from tqdm import tqdm
+
+        progress = tqdm(total=len(interactions), unit="row", file=sys.stderr, desc="judge")
+
+    async def main() -> Any:
+        client = JudgeClient(settings.endpoint(config.server.upstream))
+        try:
+            judge = Judge(client, embedder, questions=settings.questions, metrics=settings.metrics)
+        except ValueError as error:
+            await client.close()
+            raise SystemExit(f"ragtap: {error}") from None
+        try:
+            return await judge_interactions(
+                interactions, judge, out, cache=cache, workers=max(1, settings.concurrency),
+                on_row=(lambda: progress.update(1)) if progress is not None else None,
+            )
+        finally:
+            await client.close()
+
+    try:
+        report = asyncio.run(main())
+    finally:
+        if progress is not None:
+            progress.close()
+        if cache is not None:
+            cache.close()
+        if args.out:
+            out.close()
+        else:
+            out.flush()
+    print(report.summary(args.price_prompt, args.price_completion), file=sys.stderr)
+    if cache is not None:
+        print(f"cache: {cache.path} ({len(cache)} judgements)", file=sys.stderr)
+    return 1 if report.transport_errors else 0

@@ -1,0 +1,189 @@
+"""The judge endpoint: chat completions through the official `openai` AsyncOpenAI client, with ragtap's own
+concurrency limit, retries with exponential backoff, and token accounting from `usage`.
+
+The SDK's built-in retries are turned off (`max_retries=0`) so that every attempt is counted and the policy is
+explicit: 429, 408, 409, 5xx and connection errors (timeouts included) are retried up to `max_retries` times,
+waiting `min(backoff_max_s, backoff_base_s * 2**attempt)` scaled by a jitter factor in [0.5, 1], or the server's
+`Retry-After` when it sends one (capped the same way).  Other 4xx are not retried: the request itself is wrong.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import random
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, fields
+from typing import Any
+
+log = logging.getLogger("ragtap.judge")
+
+RETRYABLE_STATUS: frozenset[int] = frozenset({408, 409, 429})
+
+
+@dataclass(frozen=True)
+class JudgeEndpoint:
+    """Where and how to call the judge.  `api_key` is the key itself (read from the variable the config names)."""
+
+    base_url: str
+    model: str = "gpt-4o-mini"
+    api_key: str | None = None
+    json_mode: bool = True  # response_format {"type": "json_object"}; turn off for servers without it
+    temperature: float | None = 0.0
+    max_tokens: int | None = 1024  # completion cap per call (sent as max_tokens); None/0 = not sent
+    timeout_s: float = 60.0
+    max_retries: int = 4
+    backoff_base_s: float = 0.5
+    backoff_max_s: float = 30.0
+    concurrency: int = 8  # judge calls in flight at once
+
+
+@dataclass
+class Usage:
+    """What judging cost: completed calls, attempts that were retried or gave up, and tokens from `usage`."""
+
+    calls: int = 0  # completed chat completions (each has a usage record, when the server sends one)
+    retries: int = 0  # attempts that failed and were retried
+    failed: int = 0  # calls given up (after retries, or not retryable)
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    missing_usage: int = 0  # completed calls whose response had no `usage`
+
+    @property
+    def total_tokens(self) -> int:
+        return self.prompt_tokens + self.completion_tokens
+
+    def add(self, other: Usage) -> None:
+        for f in fields(self):
+            setattr(self, f.name, getattr(self, f.name) + getattr(other, f.name))
+
+    def as_dict(self) -> dict[str, int]:
+        return {f.name: getattr(self, f.name) for f in fields(self)}
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Usage:
+        return cls(**{f.name: int(data.get(f.name, 0) or 0) for f in fields(cls)})
+
+
+class JudgeCallError(Exception):
+    """A judge call that failed for good; `reason` is short and safe to log (no key, no content)."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
+
+
+def _retry_after(error: Exception) -> float | None:
+    response = getattr(error, "response", None)
+    headers = getattr(response, "headers", None)
+    if headers is None:
+        return None
+    value = headers.get("retry-after")
+    try:
+        return max(0.0, float(value)) if value is not None else None
+    except ValueError:
+        return None
+
+
+class JudgeClient:
+    """Sends judge prompts; one instance per endpoint, shared by every metric and row.
+
+    `client` replaces the AsyncOpenAI client (tests); `sleep` and `jitter` replace `asyncio.sleep` and
+    `random.random` (tests).  `usage` accumulates over the client's life; `complete` also adds each call to the
+    `usage` it is given (one judgement's share).
+    """
+
+    def __init__(
+        self,
+        endpoint: JudgeEndpoint,
+        *,
+        client: Any = None,
+        sleep: Callable[[float], Awaitable[Any]] = asyncio.sleep,
+        jitter: Callable[[], float] = random.random,
+    ) -> None:
+        self.endpoint = endpoint
+        if client is None:
+            from openai import AsyncOpenAI
+
+            client = AsyncOpenAI(
+                base_url=endpoint.base_url,
+                api_key=endpoint.api_key or "ragtap-no-key",  # keyless local servers; a real API answers 401
+                max_retries=0,
+                timeout=endpoint.timeout_s,
+            )
+        self._client = client
+        self._sleep = sleep
+        self._jitter = jitter
+        self._semaphore = asyncio.Semaphore(max(1, endpoint.concurrency))
+        self.usage = Usage()
+
+    @property
+    def model(self) -> str:
+        return self.endpoint.model
+
+    def _request(self, system: str, user: str) -> dict[str, Any]:
+        e = self.endpoint
+        request: dict[str, Any] = {
+            "model": e.model,
+            "messages": [{"role": "system", "content": system}, {"role": "user", "content": user}],
+        }
+        if e.temperature is not None:
+            request["temperature"] = e.temperature
+        if e.max_tokens:
+            request["max_tokens"] = e.max_tokens
+        if e.json_mode:
+            request["response_format"] = {"type": "json_object"}
+        return request
+
+    def backoff(self, attempt: int, error: Exception | None = None) -> float:
+        e = self.endpoint
+        hinted = _retry_after(error) if error is not None else None
+        if hinted is not None:
+            return min(e.backoff_max_s, hinted)
+        return min(e.backoff_max_s, e.backoff_base_s * (2**attempt)) * (0.5 + 0.5 * self._jitter())
+
+    async def complete(self, system: str, user: str, usage: Usage | None = None) -> str:
+        """The text of the judge's reply.  Raises JudgeCallError when the call fails for good."""
+        import openai
+
+        share = Usage()
+        request = self._request(system, user)
+        try:
+            for attempt in range(self.endpoint.max_retries + 1):
+                try:
+                    async with self._semaphore:
+                        response = await self._client.chat.completions.create(**request)
+                except openai.APIStatusError as error:
+                    status = int(getattr(error, "status_code", 0) or 0)
+                    if (status in RETRYABLE_STATUS or status >= 500) and attempt < self.endpoint.max_retries:
+                        share.retries += 1
+                        await self._sleep(self.backoff(attempt, error))
+                        continue
+                    share.failed += 1
+                    raise JudgeCallError(f"judge HTTP {status}") from error
+                except openai.APIConnectionError as error:  # includes APITimeoutError
+                    if attempt < self.endpoint.max_retries:
+                        share.retries += 1
+                        await self._sleep(self.backoff(attempt, error))
+                        continue
+                    share.failed += 1
+                    raise JudgeCallError(f"judge unreachable ({type(error).__name__})") from error
+                share.calls += 1
+                if response.usage is not None:
+                    share.prompt_tokens += int(response.usage.prompt_tokens or 0)
+                    share.completion_tokens += int(response.usage.completion_tokens or 0)
+                else:
+                    share.missing_usage += 1
+                if not response.choices:
+                    raise JudgeCallError("judge reply has no choices")
+                return response.choices[0].message.content or ""
+            raise JudgeCallError("judge retries exhausted")  # not reached: the loop returns or raises
+        finally:
+            self.usage.add(share)
+            if usage is not None:
+                usage.add(share)
+
+    async def close(self) -> None:
+        close = getattr(self._client, "close", None)
+        if close is not None:
+            await close()

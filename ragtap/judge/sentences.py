@@ -1,0 +1,67 @@
+"""The sentence splitter behind context relevance (and the sentence-level signals of the WikiEval experiment).
+
+Context relevance is a ratio of sentence counts, so the count must be reproducible and documented.  The rule:
+
+1. Line breaks end a sentence (titles, list items and paragraphs of a document are separate units).
+2. Inside a line, a sentence ends after `.`, `!` or `?` (optionally followed by closing quotes or brackets) when
+   whitespace follows and the next character starts a sentence (an upper-case letter, a digit, or an opening
+   quote/bracket).
+   A '.', '!' or '?' glued to the next sentence ("provided.The mission") ends one too, when two lower-case
+   letters precede it and a capitalised word follows (generated text sometimes loses that space).
+3. ...except after a known abbreviation ("Mr.", "Dr.", "e.g.", "U.S.", "Inc.", month names, ...) or a single
+   capital initial ("J. Robert Oppenheimer"), which never end a sentence.
+4. Pieces are stripped; pieces with no letter or digit (stray punctuation) are dropped.
+
+It is deliberately a small deterministic rule, not a trained model (NLTK's Punkt, which Ragas uses, needs a data
+download): both sides of the ratio (the context and the judge's extraction) go through the same splitter, so a
+mistake in it affects numerator and denominator alike.
+"""
+
+from __future__ import annotations
+
+import re
+
+ABBREVIATIONS: frozenset[str] = frozenset(
+    {
+        "mr", "mrs", "ms", "dr", "prof", "sr", "jr", "st", "mt", "ft", "gen", "col", "lt", "sgt", "capt", "gov",
+        "sen", "rep", "rev", "hon", "inc", "ltd", "co", "corp", "bros", "dept", "univ", "assn", "vs", "etc", "al",
+        "approx", "est", "no", "nos", "vol", "vols", "fig", "figs", "ed", "eds", "pp", "op", "cf", "ca", "c",
+        "jan", "feb", "mar", "apr", "jun", "jul", "aug", "sep", "sept", "oct", "nov", "dec",
+        "e.g", "i.e", "u.s", "u.k", "u.n", "u.s.a", "a.m", "p.m", "ph.d", "d.c", "n.y",
+    }
+)
+
+_BOUNDARY = re.compile(r"""[.!?]+["'”’)\]]*(?=\s+["'“‘(\[]?[A-Z0-9])|(?<=[a-z]{2})[.!?](?=[A-Z][a-z])""")
+_WORD_BEFORE = re.compile(r"([A-Za-z][A-Za-z.]*)\.$")
+_HAS_TEXT = re.compile(r"[^\W_]", re.UNICODE)
+
+
+def _is_abbreviation(text_before_dot: str) -> bool:
+    """True when the '.'-terminated token at the end of `text_before_dot` is an abbreviation or an initial."""
+    match = _WORD_BEFORE.search(text_before_dot[-24:])  # the last token is short: never scan the whole piece
+    if match is None:
+        return False
+    token = match.group(1)
+    if len(token) == 1 and token.isupper():  # an initial: "J."
+        return True
+    return token.lower().rstrip(".") in ABBREVIATIONS
+
+
+def split_sentences(text: str) -> list[str]:
+    """Split `text` into sentences by the rule in the module docstring."""
+    sentences: list[str] = []
+    for line in text.splitlines():
+        start = 0
+        for match in _BOUNDARY.finditer(line):
+            end = match.end()
+            piece = line[start:end]
+            if match.group(0).startswith(".") and match.group(0).rstrip("\"'”’)]") == "." and _is_abbreviation(piece.rstrip("\"'”’)]")):
+                continue
+            sentences.append(piece)
+            start = end
+        sentences.append(line[start:])
+    return [s.strip() for s in sentences if _HAS_TEXT.search(s)]
+
+
+def count_sentences(text: str) -> int:
+    return len(split_sentences(text))
