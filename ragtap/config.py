@@ -16,7 +16,8 @@ from pathlib import Path
 from typing import Any
 
 from ragtap.exporters.settings import OtelSettings, PrometheusSettings
-from ragtap.recognise import CustomPattern
+from ragtap.judge.settings import JudgeSettings
+from ragtap.recognise import CustomPattern, patterns_from_config
 from ragtap.types import Thresholds
 
 
@@ -61,7 +62,7 @@ class ScoringSettings:
 
 
 # Calibrated for all-MiniLM-L6-v2 on ../shared/data: see docs/thresholds.md for the derivation and the command.
-DEFAULT_THRESHOLDS = Thresholds(sdq=0.45, sdrd=0.60, sda=0.50, qrd=0.45, qa=0.40, ard=0.55)
+DEFAULT_THRESHOLDS = Thresholds(sdq=0.51, sdrd=0.62, sda=0.62, qrd=0.61, qa=0.54, ard=0.46)
 
 
 @dataclass(frozen=True)
@@ -84,6 +85,7 @@ class Config:
     recognise: RecogniseSettings = field(default_factory=RecogniseSettings)
     prometheus: PrometheusSettings = field(default_factory=PrometheusSettings)
     otel: OtelSettings = field(default_factory=OtelSettings)
+    judge: JudgeSettings = field(default_factory=JudgeSettings)
     log: LogSettings = field(default_factory=LogSettings)
 
 
@@ -98,6 +100,9 @@ ENV_OVERRIDES: dict[str, tuple[str, str]] = {
     "RAGTAP_METRICS_TOKEN": ("prometheus", "token"),
     "RAGTAP_LOG_LEVEL": ("log", "level"),
     "RAGTAP_INTERACTIONS_LOG": ("log", "interactions_path"),
+    "RAGTAP_JUDGE_ENABLED": ("judge", "enabled"),
+    "RAGTAP_JUDGE_URL": ("judge", "base_url"),
+    "RAGTAP_JUDGE_MODEL": ("judge", "model"),
     **{f"RAGTAP_THRESHOLD_{m.upper()}": ("thresholds", m) for m in ("sdq", "sdrd", "sda", "qrd", "qa", "ard")},
 }
 
@@ -144,8 +149,18 @@ def _apply(section: Any, values: dict[str, Any], name: str) -> Any:
     unknown = set(values) - known
     if unknown:
         raise ConfigError(f"[{name}]: unknown key(s) {', '.join(sorted(unknown))}")
-    changes = {key: _coerce(value, hints[key], f"{name}.{key}") for key, value in values.items()}
+    changes = {}
+    for key, value in values.items():
+        builder = _BUILDERS.get((name, key))
+        try:
+            changes[key] = builder(value) if builder else _coerce(value, hints[key], f"{name}.{key}")
+        except ValueError as error:  # ConfigError is a ValueError too
+            raise error if isinstance(error, ConfigError) else ConfigError(f"{name}.{key}: {error}") from error
     return dataclasses.replace(section, **changes)
+
+
+# Settings with their own validating constructor (named errors for each malformed entry).
+_BUILDERS = {("recognise", "patterns"): patterns_from_config}
 
 
 def _merge(config: Config, overrides: dict[str, dict[str, Any]]) -> Config:

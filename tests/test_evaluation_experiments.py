@@ -6,6 +6,7 @@ MIRAGE questions come from ../shared/data when present); nothing from the shared
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import json
 import re
 import threading
@@ -203,6 +204,7 @@ def test_squad2_end_to_end_with_retries_and_resume(tmp_path: Path, embedder) -> 
         assert "| 0.80 | primary |" in (out / "report.md").read_text()
 
         # a rerun sends nothing: every answer is in the cache
+        options = dataclasses.replace(options, plots=False)
         again = squad2.run(options, embedder)
         assert len(chat_requests(upstream)) == len(first)
         assert again["auc"] == data["auc"]
@@ -218,7 +220,7 @@ def test_squad2_end_to_end_with_retries_and_resume(tmp_path: Path, embedder) -> 
 def test_squad2_no_llm_scores_qrd_only(tmp_path: Path, embedder) -> None:  # type: ignore[no-untyped-def]
     data_dir = tmp_path / "data"
     write_squad(data_dir)
-    options = common.RunOptions(data_dir=data_dir, out_dir=tmp_path / "out", config=Config(), limit=9, seed=0, no_llm=True, quiet=True)
+    options = common.RunOptions(data_dir=data_dir, out_dir=tmp_path / "out", config=Config(), limit=9, seed=0, no_llm=True, quiet=True, plots=False)
     data = squad2.run(options, embedder)
     assert data["n"] == 9 and data["positives"] == 3
     assert data["auc"]["qrd"] is not None and data["auc"]["primary"] is None
@@ -309,7 +311,7 @@ def test_cloud_faq_end_to_end_through_the_cli(tmp_path: Path, embedder, monkeypa
     assert data["retrieval"]["hit_rate"]["3"] == pytest.approx(np.mean([k is not None and k <= 3 for k in ranks]))
     # the index is cached on disk, keyed by embedder and data: a --no-llm rerun loads it
     assert cli.main(["experiment", "cloud-faq", "--data", str(data_dir), "--out", str(tmp_path / "nollm"), "--limit", "12", "--no-llm",
-                     "--index-cache", str(tmp_path / "idx"), "--quiet"]) == 0
+                     "--index-cache", str(tmp_path / "idx"), "--quiet", "--no-plots"]) == 0
     nollm = json.loads((tmp_path / "nollm" / "report.json").read_text())
     assert nollm["retrieval"]["index_from_cache"] is True
     assert nollm["auc"]["qrd"] == pytest.approx(data["auc"]["qrd"])
@@ -382,7 +384,7 @@ def test_mirage_end_to_end(tmp_path: Path, embedder) -> None:  # type: ignore[no
     out = tmp_path / "out"
     with upstream_thread(script) as upstream:
         options = common.RunOptions(data_dir=data_dir, out_dir=out, config=Config(), seed=0, generation=settings(upstream.base_url),
-                                    index_cache_dir=tmp_path / "idx", top_k=3, quiet=True)
+                                    index_cache_dir=tmp_path / "idx", top_k=3, quiet=True, plots=False)
         data = mirage.run(options, embedder, pool_path=pool_path)
         assert len(chat_requests(upstream)) == 15  # 5 questions x base, oracle, mixed
     assert data["n"] == 5 and data["questions_without_gold_in_pool"] == len(questions) - 5
@@ -457,7 +459,7 @@ def test_cloud_faq_no_llm_on_a_subset_of_the_real_data(tmp_path: Path, embedder,
     monkeypatch.setattr(app, "build_embedder", lambda config: embedder)
     out = tmp_path / "out"
     assert cli.main(["experiment", "cloud-faq", "--no-llm", "--data", str(tmp_path), "--out", str(out), "--limit", "40",
-                     "--no-index-cache", "--quiet"]) == 0
+                     "--no-index-cache", "--quiet", "--no-plots"]) == 0
     data = json.loads((out / "report.json").read_text())
     assert data["n"] == 40 and data["positives"] == 25
     assert data["auc"]["qrd"] > 0.8  # off-platform questions are far from the aws answers

@@ -389,6 +389,10 @@ def test_ragtap_judge_rejects_bad_input(tmp_path: Path, capsys) -> None:
     assert run_cli(["judge", str(bad), "--quiet"]) == 2
     assert "'question' must be a string" in capsys.readouterr().err
     assert run_cli(["judge", str(tmp_path / "missing.jsonl")]) == 2
+    good = tmp_path / "good.jsonl"
+    write_rows(good)
+    assert run_cli(["judge", str(good), "--metrics", "faithfulness,helpfulness", "--quiet"]) == 2
+    assert "--metrics takes a subset of" in capsys.readouterr().err
 
 
 async def test_a_failing_embedder_nulls_answer_relevance_only() -> None:

@@ -318,3 +318,49 @@ def test_settings_load_through_the_config_coercion() -> None:
                                         "sample_rate": "0.05", "daily_token_budget": 1000, "json_mode": False}, "judge")
     assert settings == JudgeSettings(enabled=True, metrics=("faithfulness",), seed=3, base_url="http://j/v1", sample_rate=0.05,
                                      daily_token_budget=1000, json_mode=False)
+
+
+async def test_online_judge_behind_the_real_proxy_never_delays_the_response() -> None:
+    """The wiring the lead adds to build_app, done by hand: ragtap proxies a RAG request to the scripted upstream,
+    scores it, and the online judge (same scripted upstream as judge endpoint, 1 s per judge call) judges it
+    after the app already has its answer."""
+    import openai
+
+    from ragtap.config import load_config
+    from ragtap.judge.testing import prompt_kind
+    from ragtap.proxy.server import RagtapServer
+    from ragtap.testing.upstream import echo_script
+
+    judge_script = generic_ragas_script()
+
+    def script(body):
+        if prompt_kind(body) is not None:  # a judge call: slow on purpose
+            reply = judge_script(body)
+            return type(reply)(**{**{f: getattr(reply, f) for f in reply.__dataclass_fields__}, "delay_s": 1.0})
+        return echo_script(body)  # the app's LLM
+
+    recorder = Recorder()
+    async with ScriptedUpstream(script) as upstream:
+        config = load_config(flags={"server": {"upstream": upstream.base_url, "port": 0}, "prometheus": {"enabled": False}}, environ={})
+        online = build_online_judge(JudgeSettings(enabled=True, sample_rate=1.0), HashEmbedder(), ExporterSet([recorder]),
+                                    upstream=upstream.base_url, environ={})
+        async with RagtapServer(config, embedder=HashEmbedder(), exporters=[online]) as server:
+            client = openai.AsyncOpenAI(base_url=server.base_url, api_key="sk-app", max_retries=0)
+            question, documents = "Who directed Oppenheimer?", ["Oppenheimer is a 2023 film directed by Christopher Nolan."]
+            completion = await client.chat.completions.create(
+                model="m", messages=[{"role": "user", "content": "Documents:\n" + documents[0] + f"\n\nQuestion: {question}"}],
+                extra_body={"ragtap": {"question": question, "documents": documents}})
+            # the app has its answer while the judgement (>= 2 s: two sequential 1 s calls) has not finished
+            assert completion.choices[0].message.content == "The answer." and recorder.judged == []
+            for _ in range(200):
+                if recorder.judged:
+                    break
+                await asyncio.sleep(0.05)
+            await client.close()
+            await online.aclose()
+    assert len(recorder.judged) == 1
+    judged, judgement = recorder.judged[0]
+    assert judged.question == question and judged.answer == "The answer."
+    assert judgement.score("faithfulness") == 1.0 and judgement.usage.calls == 4
+    judge_calls = [r for r in upstream.requests if r.path.endswith("/chat/completions") and prompt_kind(r.body) is not None]
+    assert len(judge_calls) == 4

@@ -6,6 +6,7 @@ from __future__ import annotations
 import copy
 import json
 import string
+import tomllib
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -418,11 +419,17 @@ def test_tool_results_before_the_last_user_message_are_history() -> None:
 # ------------------------------------------------------------------------------------------------------------
 
 
+ACME_CONFIG = """
+[[recognise.patterns]]
+name = "acme_support"                 # becomes RagContext.source
+regex = '''Knowledge:\\n(?P<context>.*?)\\n#####\\nCustomer asks: (?P<question>.*)'''
+roles = ["user"]                      # optional, default ["user", "system"]
+separator = "\\n=====\\n"               # optional, a literal string; default: blank lines
+"""
+
+
 def test_custom_pattern_from_config_is_tried_first() -> None:
-    (pattern,) = patterns_from_config([
-        {"name": "acme_support", "roles": ["user"], "separator": "\n=====\n",
-         "regex": r"Knowledge:\n(?P<context>.*?)\n#####\nCustomer asks: (?P<question>.*)"},
-    ])
+    (pattern,) = patterns_from_config(tomllib.loads(ACME_CONFIG)["recognise"]["patterns"])
     content = f"Knowledge:\n{DOCS[0]}\n=====\n{DOCS[1]}\n#####\nCustomer asks: {QUESTION}"
     r = recognise(chat(content), [pattern])
     assert r.context is not None and r.context.source == "acme_support"

@@ -26,6 +26,7 @@ def _common(p: argparse.ArgumentParser, *, default_limit: str, generation: bool 
     p.add_argument("--index-cache", help="directory for cached faiss indexes (default: $RAGTAP_CACHE or ~/.cache/ragtap)")
     p.add_argument("--no-index-cache", action="store_true", help="build indexes in memory only")
     p.add_argument("--quiet", action="store_true", help="no progress bars")
+    p.add_argument("--no-plots", action="store_true", help="skip the PNG plots (report.md and report.json only)")
     if generation:
         p.add_argument("--no-llm", action="store_true", help="no generation: only what needs no LLM (QRD, retrieval)")
         p.add_argument("--upstream", help="the upstream's OpenAI base URL (default: the config's server.upstream)")
@@ -132,6 +133,7 @@ def _run(args: argparse.Namespace) -> int:
         index_cache_dir=index_cache,
         top_k=getattr(args, "top_k", 3),
         quiet=args.quiet,
+        plots=not args.no_plots,
     )
     try:
         if args.experiment == "squad2":
@@ -204,8 +206,9 @@ def _thresholds(args: argparse.Namespace, data_dir: Path, out_dir: Path, index_c
         source_prefix=not args.no_source_prefix,
         quiet=args.quiet,
     )
-    plot = th.plot(result, out_dir)
-    md = th.markdown(result) + f"\n![pair-set distributions]({plot})\n"
+    md = th.markdown(result)
+    if not args.no_plots:
+        md += f"\n![pair-set distributions]({th.plot(result, out_dir)})\n"
     (out_dir / "report.md").write_text(md, encoding="utf-8")
     public = {k: v for k, v in result.items() if not k.startswith("_")}
     (out_dir / "report.json").write_text(json.dumps(public, indent=1), encoding="utf-8")

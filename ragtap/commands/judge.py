@@ -76,7 +76,7 @@ def run(args: argparse.Namespace) -> int:
     from ragtap.judge.cache import JudgeCache
     from ragtap.judge.client import JudgeClient
     from ragtap.judge.offline import judge_interactions
-    from ragtap.judge.ragas import ANSWER_RELEVANCE, Judge
+    from ragtap.judge.ragas import ANSWER_RELEVANCE, METRIC_NAMES, Judge
 
     try:
         config = load_config(args.config)
@@ -95,6 +95,10 @@ def run(args: argparse.Namespace) -> int:
     if args.limit is not None:
         interactions = interactions[: max(0, args.limit)]
     settings = judge_settings(config, args)
+    unknown = set(settings.metrics) - set(METRIC_NAMES)
+    if unknown or not settings.metrics:
+        print(f"ragtap: --metrics takes a subset of {','.join(METRIC_NAMES)}", file=sys.stderr)
+        return 2
     embedder = None
     if ANSWER_RELEVANCE in settings.metrics:
         from ragtap.proxy.app import build_embedder
@@ -110,11 +114,7 @@ def run(args: argparse.Namespace) -> int:
 
     async def main() -> Any:
         client = JudgeClient(settings.endpoint(config.server.upstream))
-        try:
-            judge = Judge(client, embedder, questions=settings.questions, metrics=settings.metrics)
-        except ValueError as error:
-            await client.close()
-            raise SystemExit(f"ragtap: {error}") from None
+        judge = Judge(client, embedder, questions=max(1, settings.questions), metrics=settings.metrics)
         try:
             return await judge_interactions(
                 interactions, judge, out, cache=cache, workers=max(1, settings.concurrency),

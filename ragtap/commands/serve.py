@@ -29,10 +29,20 @@ async def _serve(config) -> None:  # type: ignore[no-untyped-def]
         loop.add_signal_handler(sig, stop.set)
     server = RagtapServer(config)
     await server.start()
-    print(f"ragtap listening on {server.base_url} -> {config.server.upstream}", file=sys.stderr, flush=True)
+    print(f"ragtap listening on {server.base_url} -> {_redacted(config.server.upstream)}", file=sys.stderr, flush=True)
     await stop.wait()
     print("ragtap: shutting down (finishing in-flight requests, draining scoring)", file=sys.stderr, flush=True)
     await server.stop()
+
+
+def _redacted(url: str) -> str:
+    """The URL without credentials (`https://user:key@host/v1` -> `https://***@host/v1`), for the log."""
+    from urllib.parse import urlsplit, urlunsplit
+
+    parts = urlsplit(url)
+    if parts.username is None and parts.password is None:
+        return url
+    return urlunsplit(parts._replace(netloc="***@" + parts.netloc.rpartition("@")[2]))
 
 
 def run(args: argparse.Namespace) -> int:

@@ -399,6 +399,8 @@ def calibrate(
             int(test.size),
         )
         result.logistic_model = model
+        if len(features) == 1:
+            result.notes.append(f"logistic regression has one feature ({features[0]}): it ranks exactly as that metric does")
         imputed = int(np.isnan(x).sum())
         if imputed:
             result.notes.append(f"logistic regression: {imputed} missing feature values imputed with the training mean")

@@ -157,7 +157,7 @@ def run(options: common.RunOptions, embedder: Embedder, *, source_prefix: bool =
         f"MRR@10 {common_fmt(retrieval['mrr_at_10'])} over {answerable} aws questions; corpus: {index.size} aws answers; "
         f"{k} document(s) sent per question; index {'loaded from' if index.from_cache else 'written to'} `{index.path}`.",
     ]
-    plots = report.plot(options.out_dir)
+    plots = report.plot(options.out_dir) if options.plots else []
     head = common.header(
         "ragtap experiment cloud-faq",
         [

@@ -33,6 +33,7 @@ class RunOptions:
     index_cache_dir: Path | None = None  # faiss indexes; None = no cache
     top_k: int = 3
     quiet: bool = False
+    plots: bool = True
 
     @property
     def generation_cache(self) -> Path:

@@ -281,8 +281,9 @@ async def generate(
         collector = CollectingExporter()
         server = RagtapServer(experiment_config(config, settings), embedder=embedder, exporters=[collector])
         await server.start()
+        # a debug response waits for its scores too, so the client's timeout covers both
         client = openai.AsyncOpenAI(
-            base_url=server.base_url, api_key=settings.api_key or "ragtap-no-key", max_retries=0, timeout=settings.timeout_s
+            base_url=server.base_url, api_key=settings.api_key or "ragtap-no-key", max_retries=0, timeout=settings.timeout_s + settings.score_wait_s
         )
         semaphore = asyncio.Semaphore(max(1, settings.concurrency))
         bar = tqdm(total=len(requests), initial=len(requests) - len(pending), desc=desc, unit="req", file=sys.stderr, disable=quiet)

@@ -198,7 +198,7 @@ def run(options: common.RunOptions, embedder: Embedder, *, pool_path: Path) -> d
             data["auc"] = scored["auc"]
             data["mixed_scores"] = {k: scored[k] for k in ("n", "positives", "auc", "best", "verdicts", "threshold_table")}
             sections.append(report.markdown(scored))
-            plots = report.plot(options.out_dir, prefix="mixed_")
+            plots = report.plot(options.out_dir, prefix="mixed_") if options.plots else []
     common.write_jsonl(options.out_dir / "scored.jsonl", records)
     head = common.header(
         "ragtap experiment mirage",

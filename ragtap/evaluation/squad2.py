@@ -84,7 +84,7 @@ def run(options: common.RunOptions, embedder: Embedder) -> dict[str, Any]:
     data["thresholds_configured"] = {m: options.config.thresholds.of(m) for m in ("sdq", "sdrd", "sda", "qrd", "qa", "ard")}
     if options.generation is not None and not options.no_llm:
         data["generation"] = {"upstream": options.generation.upstream, "model": options.generation.model, **generation_counts}
-    plots = report.plot(options.out_dir)
+    plots = report.plot(options.out_dir) if options.plots else []
     head = common.header(
         "ragtap experiment squad2",
         [

@@ -277,8 +277,8 @@ EXPECTED: dict[str, tuple[str, bool]] = {
 }
 
 
-def thesis_scores(embedder: Embedder) -> list[tuple[str, Any, str]]:
-    """(id, Scores, answer) for the five shipped thesis examples, scored live."""
+def thesis_scores(embedder: Embedder) -> list[tuple[str, Any, str, str, tuple[str, ...]]]:
+    """(id, Scores, answer, supporting, documents) for the five shipped thesis examples, scored live."""
     from ragtap.demo.cases import thesis_cases
     from ragtap.scoring.metrics import compute_scores
 
@@ -287,27 +287,33 @@ def thesis_scores(embedder: Embedder) -> list[tuple[str, Any, str]]:
         texts = [case.question, *case.retrieved, case.supporting, case.answer]
         v = embedder.embed(texts)
         k = len(case.retrieved)
-        out.append((case.id, compute_scores(v[0], v[1 : 1 + k], v[1 + k], v[2 + k]), case.answer))
+        out.append((case.id, compute_scores(v[0], v[1 : 1 + k], v[1 + k], v[2 + k]), case.answer, case.supporting, tuple(case.retrieved)))
     return out
 
 
-def check_examples(thresholds: Thresholds, scored: Sequence[tuple[str, Any, str]]) -> list[str]:
-    """The examples whose verdict or poor-retrieval flag differs from the thesis's reading."""
+def example_assessment(thresholds: Thresholds, item: tuple[str, Any, str, str, tuple[str, ...]]) -> Any:
     from ragtap.scoring.verdict import assess
 
+    _, scores, answer, supporting, documents = item
+    return assess(scores, thresholds, answer, supporting=supporting, documents=documents)
+
+
+def check_examples(thresholds: Thresholds, scored: Sequence[tuple[str, Any, str, str, tuple[str, ...]]]) -> list[str]:
+    """The examples whose verdict or poor-retrieval flag differs from the thesis's reading."""
     problems = []
-    for case_id, scores, answer in scored:
-        a = assess(scores, thresholds, answer)
+    for item in scored:
+        case_id = item[0]
+        a = example_assessment(thresholds, item)
         want_verdict, want_poor = EXPECTED[case_id]
         if a.verdict.value != want_verdict or a.poor_retrieval != want_poor:
             problems.append(f"{case_id}: {a.verdict.value}{' + poor_retrieval' if a.poor_retrieval else ''} (want {want_verdict}{' + poor_retrieval' if want_poor else ''})")
     return problems
 
 
-def allowed_intervals(scored: Sequence[tuple[str, Any, str]]) -> dict[str, tuple[float, float]]:
+def allowed_intervals(scored: Sequence[tuple[str, Any, str, str, tuple[str, ...]]]) -> dict[str, tuple[float, float]]:
     """Per metric, the (exclusive low, inclusive high) range of thresholds the examples' readings allow with
     the other thresholds in range.  A score passes when >= its threshold."""
-    s = {case_id: scores for case_id, scores, _ in scored}
+    s = {item[0]: item[1] for item in scored}
     poor = [cid for cid, (_, p) in EXPECTED.items() if p]
     good = [cid for cid, (_, p) in EXPECTED.items() if not p]
     return {
@@ -359,14 +365,16 @@ def derive(
             )
             value = clamped
         c.chosen = value
+        for source, pair_set in zip(c.sources, [x for x in sets if x.metric == metric]):
+            source["pass_flagged_at_chosen"] = float(np.mean(np.asarray(pair_set.pass_scores) < value)) if pair_set.pass_scores else None
+            source["fail_flagged_at_chosen"] = float(np.mean(np.asarray(pair_set.fail_scores) < value)) if pair_set.fail_scores else None
     chosen = {m: choices[m].chosen for m in METRICS}
     thresholds = Thresholds(**chosen)
     problems = check_examples(thresholds, scored)
     examples = []
-    from ragtap.scoring.verdict import assess
-
-    for case_id, scores, answer in scored:
-        a = assess(scores, thresholds, answer)
+    for item in scored:
+        case_id, scores = item[0], item[1]
+        a = example_assessment(thresholds, item)
         examples.append(
             {
                 "id": case_id,
@@ -414,14 +422,14 @@ def markdown(result: dict[str, Any]) -> str:
         "Threshold = the cut maximising Youden's J (fail class positive; each used source weighted equally; "
         "when several cuts tie, the middle of them).",
         "",
-        "| metric | source | fail pairs are | pass pairs | fail pairs | pass median | fail median | AUC | J-threshold | used |",
-        "|---|---|---|---|---|---|---|---|---|---|",
+        "| metric | source | fail pairs are | pass pairs | fail pairs | pass median | fail median | AUC | J-threshold | used | at the chosen threshold: pass flagged / fail flagged |",
+        "|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for metric, m in result["metrics"].items():
         for s in m["sources"]:
             lines.append(
                 f"| {metric.upper()} | {s['source']} | {s['note']} | {s['pass']} | {s['fail']} | {s['pass_median']:.3f} | {s['fail_median']:.3f} | {s['auc']:.4f} | "
-                f"{s['youden_threshold']:.3f} | {'yes' if s['used'] else 'diagnostic'} |"
+                f"{s['youden_threshold']:.3f} | {'yes' if s['used'] else 'diagnostic'} | {s['pass_flagged_at_chosen']:.3f} / {s['fail_flagged_at_chosen']:.3f} |"
             )
     lines += [
         "",
@@ -468,8 +476,8 @@ def plot(result: dict[str, Any], out_dir: Path) -> str:
     for ax, metric in zip(axes.flat, METRICS):
         bins = np.linspace(-0.2, 1.0, 49)
         for s in (x for x in sets if x.metric == metric):
-            ax.hist(s.pass_scores, bins=bins, alpha=0.45, density=True, label=f"{s.source} pass")
-            ax.hist(s.fail_scores, bins=bins, alpha=0.45, density=True, label=f"{s.source} fail")
+            ax.hist(s.pass_scores, bins=bins, histtype="step", density=True, label=f"{s.source} pass")
+            ax.hist(s.fail_scores, bins=bins, histtype="step", linestyle="--", density=True, label=f"{s.source} fail")
         ax.axvline(result["thresholds"][metric], color="black", linestyle="--", label=f"t = {result['thresholds'][metric]:.2f}")
         ax.set_title(f"{metric.upper()} (AUC {result['metrics'][metric]['auc']:.3f})")
         ax.legend(fontsize=7)

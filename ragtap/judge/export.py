@@ -10,7 +10,7 @@ Prometheus (own registry or the PrometheusExporter's, never the global one)::
     ragtap_judge_tokens_total{kind}         judge tokens from `usage`: prompt | completion
     ragtap_judge_skipped_total{reason}      interactions the policy did not judge: sampled_out | rate_limited |
                                             budget_exhausted | busy | no_answer | no_event_loop
-    ragtap_judge_budget_remaining_tokens    what is left of today's token budget (UTC day)
+    ragtap_judge_budget_remaining_tokens    what is left of today's token budget (UTC day); -1 = unlimited
 
 Every label takes values from a fixed set.
 

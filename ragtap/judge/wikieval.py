@@ -444,6 +444,9 @@ def render_markdown(report: dict[str, Any]) -> str:
         for method, value in report["paper"][task].items():
             lines.append(f"| paper: {method} | {value:.2f} | | | | {report['paper_llm_calls_per_row'][task][method]} | Es et al. 2023, Table 1 (gpt-3.5-turbo-16k) |")
         lines.append("")
+    lines.append("ragtap's cosine scores: WikiEval has no supporting content, so with the answer as its own support SDRD is `ard`, "
+                 "SDQ is `qa` and SDA is 1 for both candidates (always a tie); QRD does not depend on the answer (always a tie).")
+    lines.append("")
     lines.append("Context relevance is not run: it needs `context_v2`, which ../shared/data does not keep (paper: Ragas 0.70).")
     if "judge" in report:
         usage = report["judge"]["usage"]
@@ -550,7 +553,7 @@ def _run_judge(args: argparse.Namespace, config: Any, rows: Sequence[WikiEvalRow
         client = JudgeClient(settings.endpoint(config.server.upstream))
         try:
             faith = Judge(client, None, metrics=["faithfulness"])
-            relevance = Judge(client, embedder, questions=settings.questions, metrics=["answer_relevance"])
+            relevance = Judge(client, embedder, questions=max(1, settings.questions), metrics=["answer_relevance"])
             return await judge_outcomes(rows, faith, relevance, cache, progress)
         finally:
             await client.close()

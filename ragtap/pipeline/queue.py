@@ -58,6 +58,7 @@ class ScoringQueue:
         self._queue: asyncio.Queue[tuple[Interaction, asyncio.Future[Assessment] | None]] = asyncio.Queue(maxsize)
         self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="ragtap-embed", initializer=_lower_thread_priority)
         self._task: asyncio.Task[None] | None = None
+        self._busy = 0  # interactions of the batch being scored now (taken off the queue, not yet exported)
         self.scored = 0
         self.dropped = 0
         self.failed = 0
@@ -103,16 +104,19 @@ class ScoringQueue:
                 batch.append(self._queue.get_nowait())
             self.exporter.queue_depth(self._queue.qsize())
             interactions = [item for item, _ in batch]
+            self._busy = len(batch)
             try:
                 results = await loop.run_in_executor(self._executor, self._assess, interactions)
             except Exception as error:  # the embedder or the core failed: count, never propagate
                 log.warning("scoring failed for %d interactions: %s", len(batch), type(error).__name__)
+                self._busy = 0
                 for item, future in batch:
                     self.failed += 1
                     self.exporter.scoring_failed(item, error)
                     if future is not None and not future.done():
                         future.set_exception(error)
                 continue
+            self._busy = 0
             now = time.perf_counter()
             for (item, future), assessment in zip(batch, results):
                 self.scored += 1
@@ -129,9 +133,15 @@ class ScoringQueue:
         return assess_batch(interactions, self.embedder, self.policy)
 
     async def stop(self, drain_timeout: float = 5.0) -> None:
-        """Let the worker drain what is queued (bounded by `drain_timeout`), then stop it."""
+        """Let the worker drain what is queued and the batch it is scoring (bounded by `drain_timeout`), then stop
+        it.  Whatever is left, the batch cut short included, is counted as dropped ("shutdown")."""
         deadline = time.monotonic() + drain_timeout
-        while not self._queue.empty() and time.monotonic() < deadline and self._task is not None and not self._task.done():
+        while (
+            (not self._queue.empty() or self._busy)
+            and time.monotonic() < deadline
+            and self._task is not None
+            and not self._task.done()
+        ):
             await asyncio.sleep(0.01)
         if self._task is not None:
             self._task.cancel()
@@ -140,7 +150,9 @@ class ScoringQueue:
             except (asyncio.CancelledError, Exception):
                 pass
             self._task = None
-        left = self._queue.qsize()
+        left = self._queue.qsize() + self._busy
+        self._busy = 0
+        self.dropped += left
         for _ in range(left):
             self.exporter.scoring_dropped("shutdown")
         self._executor.shutdown(wait=False, cancel_futures=True)

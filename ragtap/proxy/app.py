@@ -12,7 +12,11 @@ Usage::
 
 from __future__ import annotations
 
+import asyncio
 import logging
+import sys
+import threading
+import time
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
@@ -68,6 +72,10 @@ def build_exporters(config: Config) -> tuple[list[Exporter], PrometheusExporter 
 
         otel = OtelExporter(config.otel)
         exporters.append(otel)
+        if config.judge.enabled:
+            from ragtap.judge.export import OtelJudgeExporter
+
+            exporters.append(OtelJudgeExporter(otel.tracer))
         if prometheus is not None:
             prometheus.watch_errors("otel", lambda: float(otel.stats.failures))
     if config.log.interactions_path:
@@ -88,6 +96,42 @@ async def openai_errors(request: web.Request, handler):  # type: ignore[no-untyp
         # (the exception keeps the limit only in its text: read it from the settings)
         limit = request.app[STATE].config.server.max_body_bytes
         return openai_error(413, f"ragtap: request body larger than {limit} bytes", type_="invalid_request_error", code="request_too_large")
+    except web.HTTPException:
+        raise
+    except Exception:
+        # A ragtap bug: the app gets an error its SDK parses (and retries), not aiohttp's text/plain page.
+        log.exception("unexpected error handling %s %s", request.method, request.path)
+        if request.writer.output_size > 0:
+            raise  # part of a response is out already: aiohttp closes the connection
+        return openai_error(500, "ragtap: internal error (see ragtap's log)", type_="server_error", code="ragtap_internal_error")
+
+
+async def shutdown_exporters(exporters: ExporterSet, budget: float) -> None:
+    """Flush and close the exporters.  OpenTelemetry's flush is network I/O that retries up to `export_timeout`
+    against a dead collector, so it runs in a daemon thread and is waited for at most `budget` seconds (what is
+    left of the grace period); the other exporters (the JSONL log among them) are closed first, here."""
+    otel = sys.modules.get("ragtap.exporters.otel")  # not imported: no OtelExporter can exist
+    network = [e for e in exporters.exporters if otel is not None and isinstance(e, otel.OtelExporter)]
+    local = ExporterSet([e for e in exporters.exporters if all(e is not n for n in network)])
+    local.shutdown()
+    exporters.errors += local.errors
+    if not network:
+        return
+    loop = asyncio.get_running_loop()
+    done: asyncio.Future[None] = loop.create_future()
+
+    def flush() -> None:
+        ExporterSet(network).shutdown()
+        try:
+            loop.call_soon_threadsafe(lambda: done.done() or done.set_result(None))
+        except RuntimeError:  # the loop is closed: nobody waits any more
+            pass
+
+    threading.Thread(target=flush, name="ragtap-otel-flush", daemon=True).start()
+    try:
+        await asyncio.wait_for(asyncio.shield(done), budget)
+    except TimeoutError:
+        log.warning("OpenTelemetry flush still running after %.1f s (collector down?): not waiting for it", budget)
 
 
 async def _health(request: web.Request) -> web.Response:
@@ -117,6 +161,19 @@ def build_app(
             maxsize=config.scoring.queue_size,
             batch_max=config.scoring.batch_max,
         )
+    online_judge = None
+    if scoring is not None and config.judge.enabled:
+        # The Ragas judge tier: an exporter that, after scoring, judges flagged interactions in the background.
+        from ragtap.judge.online import build_online_judge
+
+        online_judge = build_online_judge(
+            config.judge,
+            scoring.embedder,
+            exporter,
+            upstream=config.server.upstream,
+            registry=prometheus.registry if prometheus is not None else None,
+        )
+        exporter.add(online_judge)
     server = config.server
     upstream = Upstream(
         UpstreamTarget.parse(server.upstream),
@@ -136,16 +193,30 @@ def build_app(
     app.router.add_post("/chat/completions", handle_chat)  # clients whose base URL lacks /v1
     app.router.add_route("*", "/{tail:.*}", handle_passthrough)
 
+    # One grace period for the whole shutdown: it starts when the listener closes (on_shutdown runs before
+    # aiohttp waits for in-flight requests); the scoring drain and the exporters' flush get what is left of it.
+    shutdown_began: list[float] = []
+
+    async def note_shutdown(app: web.Application) -> None:
+        shutdown_began.append(time.monotonic())
+
+    def grace_left() -> float:
+        began = shutdown_began[0] if shutdown_began else time.monotonic()
+        return max(0.0, server.shutdown_grace_s - (time.monotonic() - began))
+
     async def lifecycle(app: web.Application):  # type: ignore[no-untyped-def]
         await upstream.start()
         if scoring is not None:
             scoring.start()
         yield
         if scoring is not None:
-            await scoring.stop(drain_timeout=server.shutdown_grace_s)
+            await scoring.stop(drain_timeout=grace_left())
+        if online_judge is not None:
+            await online_judge.aclose(drain_timeout=grace_left())
         await upstream.close()
-        exporter.shutdown()
+        await shutdown_exporters(exporter, max(grace_left(), 0.5))
 
+    app.on_shutdown.append(note_shutdown)
     app.cleanup_ctx.append(lifecycle)
     app[PROMETHEUS] = prometheus
     return app

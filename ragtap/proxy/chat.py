@@ -146,7 +146,8 @@ async def _injected(request: web.Request, state: ProxyState, body: dict[str, Any
 
     if upstream.status != 200:  # the upstream's own error: the app sees it unchanged
         return await relay_response(request, upstream, record, decompressed=True)
-    if forwarded.get("stream") is True:
+    if forwarded.get("stream") is True and "text/event-stream" in upstream.headers.get("Content-Type", ""):
+        # (an upstream that ignores `stream` and answers with one JSON body, or with HTML, is handled below)
         response, outcome = await relay_injected(request, upstream, record, forward_usage=not added_usage)
         _submit(state, _interaction(context, outcome.answer, outcome.supporting, outcome.unscored_reason, record))
         return response

@@ -8,10 +8,12 @@ Usage::
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from aiohttp import web
+from aiohttp.http_exceptions import HttpProcessingError
 
 from ragtap.config import Config
 from ragtap.exporters.base import Exporter
@@ -20,6 +22,23 @@ from ragtap.proxy.state import STATE, ProxyState
 
 if TYPE_CHECKING:
     from ragtap.embedding.base import Embedder
+
+
+class _NoRequestBytes(logging.Filter):
+    """aiohttp logs a request it cannot parse (a header over 8190 bytes, a bad chunk size...) with the offending
+    bytes, which may be an `Authorization` header: keep the fact and the error class, drop the bytes."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        error = record.exc_info[1] if record.exc_info else None
+        if isinstance(error, HttpProcessingError):
+            record.msg = f"{record.msg}: unparseable request ({type(error).__name__}, answered {error.code})"
+            record.exc_info, record.exc_text = None, None
+            record.levelno, record.levelname = logging.WARNING, "WARNING"  # the client's fault, not ragtap's
+        return True
+
+
+HTTP_LOG = logging.getLogger("ragtap.http")  # aiohttp's server log for ragtap's listeners
+HTTP_LOG.addFilter(_NoRequestBytes())
 
 
 def _bound_port(site: web.TCPSite) -> int:
@@ -45,7 +64,9 @@ class RagtapServer:
         return f"http://{self.host}:{self.port}/v1"
 
     async def start(self) -> RagtapServer:
-        runner = web.AppRunner(self.app, access_log=None, handle_signals=False, shutdown_timeout=self.config.server.shutdown_grace_s)
+        runner = web.AppRunner(
+            self.app, access_log=None, handle_signals=False, shutdown_timeout=self.config.server.shutdown_grace_s, logger=HTTP_LOG
+        )
         await runner.setup()
         self._runners.append(runner)
         site = web.TCPSite(runner, self.host, self.port)
@@ -58,7 +79,9 @@ class RagtapServer:
 
             metrics_app = web.Application()
             add_metrics_route(metrics_app, prometheus)
-            metrics_runner = web.AppRunner(metrics_app, access_log=None, handle_signals=False)
+            metrics_runner = web.AppRunner(
+                metrics_app, access_log=None, handle_signals=False, shutdown_timeout=self.config.server.shutdown_grace_s, logger=HTTP_LOG
+            )
             await metrics_runner.setup()
             self._runners.append(metrics_runner)
             metrics_site = web.TCPSite(metrics_runner, settings.listen_host or self.host, settings.listen_port)

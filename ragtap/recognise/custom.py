@@ -1,10 +1,10 @@
 """RAG prompt patterns defined in config.toml, for apps whose template no built-in rule knows.
 
     [[recognise.patterns]]
-    name = "acme_support"                      # becomes RagContext.source
-    regex = '''(?s)Knowledge:\\n(?P<context>.*?)\\n=====\\nCustomer asks: (?P<question>.*)'''
-    roles = ["user"]                           # optional, default ["user", "system"]
-    separator = "\\n=====\\n"                    # optional, a literal string; default: blank lines
+    name = "acme_support"                 # becomes RagContext.source
+    regex = '''Knowledge:\\n(?P<context>.*?)\\n#####\\nCustomer asks: (?P<question>.*)'''
+    roles = ["user"]                      # optional, default ["user", "system"]
+    separator = "\\n=====\\n"               # optional, a literal string; default: blank lines
 
 The regex is compiled once (DOTALL) when the pattern is built, so a bad pattern fails at startup and not on
 the request path.  It needs a named group `context`; the group `question` is optional: without it the question
