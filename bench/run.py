@@ -585,6 +585,8 @@ def summarise(runs: list[dict[str, Any]], scoring: dict[str, Any] | None) -> dic
 def fmt(value: Any, digits: int = 2) -> str:
     if value is None or (isinstance(value, float) and value != value):
         return "-"
+    if value == float("inf"):
+        return "inf"
     if isinstance(value, float):
         return f"{value:.{digits}f}"
     return str(value)
@@ -615,7 +617,8 @@ def targets_check(summary: dict[str, Any]) -> list[tuple[str, bool | None, str]]
         cold, cached = scoring["capacity_cold"]["scored_per_s"], scoring["capacity_cached"]["scored_per_s"]
         checks.append(("scoring: >= 25 scored/s cold cache", cold >= 25, f"{fmt(cold, 1)}/s"))
         checks.append(("scoring: >= 50 scored/s documents cached", cached >= 50, f"{fmt(cached, 1)}/s"))
-        below = [r for r in scoring["at_rate"] if (r["cache"] == "cold" and r["offered_per_s"] < 25) or (r["cache"] == "cached" and r["offered_per_s"] < 50)]
+        targets = {"cold": 25.0, "cached": 50.0}
+        below = [r for r in scoring["at_rate"] if r["offered_per_s"] < targets[r["cache"]]]
         if below:
             worst = max(r["verdict_p95_ms"] for r in below)
             rates = ", ".join(f"{r['cache']} {r['offered_per_s']:g}/s" for r in below)
@@ -675,10 +678,12 @@ def print_report(info: dict[str, Any], summary: dict[str, Any], plan: Plan, star
             p(f"| {label} | {fmt(c.get('texts_per_interaction'), 1)} | {fmt(c['scored_per_s'], 1)} | {fmt(c.get('scored_per_cpu_s'), 1)} | "
               f"{fmt(c['loop_lag_p99_ms'], 2)} ({fmt(c['loop_lag_max_ms'], 1)}) |")
         p("\nscored per CPU-second: interactions / CPU time of the scoring process, i.e. the rate with a core of its own.")
-        p("\n| cache | offered /s | scored /s | dropped | verdict p50 ms | p95 ms | p99 ms |")
+        p("\nTime from submit to verdict at fixed arrival rates (\"inf\": some interactions had no verdict 10 s after the last "
+          "arrival: the rate is above what scoring sustains here).\n")
+        p("| cache | offered /s | scored /s | unfinished | verdict p50 ms | p95 ms | p99 ms |")
         p("|---|---:|---:|---:|---:|---:|---:|")
         for r in sc["at_rate"]:
-            p(f"| {r['cache']} | {fmt(r['offered_per_s'], 0)} | {fmt(r['scored_per_s'], 1)} | {r['dropped']} | {fmt(r['verdict_p50_ms'], 0)} | "
+            p(f"| {r['cache']} | {fmt(r['offered_per_s'], 1)} | {fmt(r['scored_per_s'], 1)} | {r.get('unfinished', 0)} | {fmt(r['verdict_p50_ms'], 0)} | "
               f"{fmt(r['verdict_p95_ms'], 0)} | {fmt(r['verdict_p99_ms'], 0)} |")
         p("")
     p("### Targets\n")

@@ -13,7 +13,9 @@ at most --max-in-flight at a time, in a fixed mix:
     20 % streams, 20 content chunks each, half RAG (injected and rewritten chunk by chunk), half plain
 
 Every response is checked (status 200; the JSON completion has content; a stream ends with `data: [DONE]`).
-Reported: requests, errors, p50/p99 latency (overall and per kind), and ragtap's RSS, open file descriptors and
+Reported: requests, errors, p50/p99 latency (overall and per kind, from sending the request to the end of its
+response; and overall from the request's slot in the schedule, which includes waiting for a free in-flight slot
+when the system cannot keep up), and ragtap's RSS, open file descriptors and
 sockets and threads at the start (after a short warm-up) and at the end (after the load and a 2 s pause), sampled
 every 5 s in between; the scoring counters from /metrics; how long SIGTERM took and its exit code.
 """
@@ -84,6 +86,7 @@ def percentile(values: list[float], q: float) -> float | None:
 @dataclass
 class Tally:
     latencies: dict[str, list[float]] = field(default_factory=lambda: {k: [] for k in KINDS})
+    from_schedule: list[float] = field(default_factory=list)  # from the request's slot, waiting for a free slot included
     errors: dict[str, int] = field(default_factory=dict)
     sent: int = 0
     done: int = 0
@@ -103,7 +106,7 @@ async def wait_for_line(stream: asyncio.StreamReader, needle: str, timeout: floa
                 return line
 
 
-async def one(session: aiohttp.ClientSession, url: str, kind: str, n: int, tally: Tally) -> None:
+async def one(session: aiohttp.ClientSession, url: str, kind: str, n: int, tally: Tally, due: float) -> None:
     stream = kind.endswith("_stream")
     if kind.startswith("rag"):
         body = bodies.rag_body(stream, numbered=True, max_tokens=STREAM_CHUNKS if stream else None).replace(b"{n}", str(n).encode())
@@ -131,6 +134,7 @@ async def one(session: aiohttp.ClientSession, url: str, kind: str, n: int, tally
     finally:
         tally.done += 1
     tally.latencies[kind].append(time.perf_counter() - started)
+    tally.from_schedule.append(time.perf_counter() - due)
 
 
 async def load(url: str, duration: float, rate: float, max_in_flight: int, tally: Tally, on_tick: Any) -> None:
@@ -143,7 +147,7 @@ async def load(url: str, duration: float, rate: float, max_in_flight: int, tally
             async with slots:
                 if time.perf_counter() - due > 0.1:
                     tally.late += 1
-                await one(session, url, kind, n, tally)
+                await one(session, url, kind, n, tally, due)
 
         start = time.perf_counter()
         next_tick = start + 5
@@ -182,7 +186,7 @@ async def scrape(url: str) -> dict[str, float]:
 
 
 async def run(duration: float = 60.0, rate: float = 300.0, max_in_flight: int = 64, config: str | None = None,
-              scoring: bool = True, quiet: bool = False) -> dict[str, Any]:
+              scoring: bool = True, quiet: bool = False, warmup: float = 1.0, settle: float = 2.0) -> dict[str, Any]:
     say = (lambda message: None) if quiet else log
     upstream_port, ragtap_port = free_port(), free_port()
     env = {k: v for k, v in os.environ.items() if not k.startswith("RAGTAP_")}
@@ -204,8 +208,8 @@ async def run(duration: float = 60.0, rate: float = 300.0, max_in_flight: int = 
         startup_s = time.perf_counter() - started
         url = f"http://127.0.0.1:{ragtap_port}/v1/chat/completions"
         warm = Tally()
-        await load(url, 1.0, 20, 8, warm, lambda t: None)  # warm-up: lazy imports, the embedder's first batch
-        await asyncio.sleep(1.0)
+        await load(url, warmup, 20, 8, warm, lambda t: None)  # warm-up: lazy imports, the embedder's first batch
+        await asyncio.sleep(settle / 2)
         before = process_stats(ragtap.pid)
         say(f"ragtap up in {startup_s:.1f} s; start: {before}")
         samples: list[dict[str, Any]] = []
@@ -219,7 +223,7 @@ async def run(duration: float = 60.0, rate: float = 300.0, max_in_flight: int = 
         load_started = time.perf_counter()
         await load(url, duration, rate, max_in_flight, tally, tick)
         load_seconds = time.perf_counter() - load_started
-        await asyncio.sleep(2.0)
+        await asyncio.sleep(settle)
         after = process_stats(ragtap.pid)
         metrics = await scrape(f"http://127.0.0.1:{ragtap_port}/metrics")
         stopped = time.perf_counter()
@@ -239,6 +243,7 @@ async def run(duration: float = 60.0, rate: float = 300.0, max_in_flight: int = 
         "duration_s": round(load_seconds, 1), "target_rate": rate, "startup_s": round(startup_s, 1),
         "requests": tally.sent, "completed": tally.done, "errors": sum(tally.errors.values()), "error_kinds": tally.errors,
         "late_starts": tally.late, "achieved_rate": round(tally.done / load_seconds, 1),
+        "latency_from_schedule_ms": {"p50": ms(percentile(tally.from_schedule, 50)), "p99": ms(percentile(tally.from_schedule, 99))},
         "latency_ms": {"p50": ms(percentile(every, 50)), "p99": ms(percentile(every, 99)), "max": ms(max(every) if every else None),
                        **{kind: {"n": len(tally.latencies[kind]), "p50": ms(percentile(tally.latencies[kind], 50)),
                                  "p99": ms(percentile(tally.latencies[kind], 99))} for kind in KINDS}},

@@ -216,13 +216,14 @@ class MiniLMEmbedder:
 
     `intra_op_threads` defaults to 1 because ragtap keeps the other core for the proxy.  Texts are
     tokenised once, sorted by length and run in batches of `batch_size`, so each batch pads to a similar
-    length; the result is returned in the caller's order.  Safe to call from several threads: onnxruntime
+    length; the result is returned in the caller's order.  The model is compute-bound on a CPU, so larger
+    batches barely help and batch 32 measured slower than 8 (bench/bench_embedder.py).  Safe to call from several threads: onnxruntime
     sessions and tokenizers allow concurrent calls.
     """
 
     name = "all-MiniLM-L6-v2@onnx"
 
-    def __init__(self, *, batch_size: int = 32, intra_op_threads: int = 1) -> None:
+    def __init__(self, *, batch_size: int = 8, intra_op_threads: int = 1) -> None:
         if batch_size < 1 or intra_op_threads < 1:
             raise ValueError("batch_size and intra_op_threads must be >= 1")
         model_dir = locate_model_dir()

@@ -211,8 +211,14 @@ class MetricChoice:
     f1_threshold: float
     tpr: float  # share of failing pairs flagged at the Youden threshold (weighted)
     fpr: float  # share of passing pairs flagged
+    near_optimal: tuple[float, float] = (0.0, 0.0)  # thresholds (0.01 grid) whose J is within 0.01 of the best
     chosen: float = 0.0
     adjusted_reason: str | None = None
+
+
+def weighted_j(y: np.ndarray, values: np.ndarray, weights: np.ndarray, t: float) -> float:
+    flagged = values < t
+    return float(np.sum(weights * (flagged & y)) / np.sum(weights * y) - np.sum(weights * (flagged & ~y)) / np.sum(weights * ~y))
 
 
 def weighted_youden(y: np.ndarray, values: np.ndarray, weights: np.ndarray) -> tuple[float, float, float, float]:
@@ -263,7 +269,9 @@ def choose(metric: str, sets: Sequence[PairSet]) -> MetricChoice:
     y, v, w = np.concatenate(ys), np.concatenate(vs), np.concatenate(ws)
     t, j, tpr, fpr = weighted_youden(y, v, w)
     f1 = stats.best_cut(y, v, "f1")  # unweighted, on the used sets
-    return MetricChoice(metric, sources, stats.auc(y, -v), t, j, f1.threshold, tpr, fpr)
+    grid = np.round(np.arange(-0.20, 1.0001, 0.01), 2)
+    near = [float(g) for g in grid if weighted_j(y, v, w, float(g)) >= j - 0.01]
+    return MetricChoice(metric, sources, stats.auc(y, -v), t, j, f1.threshold, tpr, fpr, (min(near), max(near)) if near else (t, t))
 
 
 # ------------------------------------------------------------------------------------ the thesis examples
@@ -398,6 +406,7 @@ def derive(
                 "tpr_at_youden": c.tpr,
                 "fpr_at_youden": c.fpr,
                 "f1_fail_threshold": c.f1_threshold,
+                "near_optimal": list(c.near_optimal),
                 "chosen": c.chosen,
                 "adjusted": c.adjusted_reason,
                 "sources": c.sources,
@@ -408,6 +417,9 @@ def derive(
         "thresholds": chosen,
         "examples": examples,
         "example_problems": problems,
+        "pair_scores": {
+            f"{x.metric}/{x.source}": {"pass": [round(v, 4) for v in x.pass_scores], "fail": [round(v, 4) for v in x.fail_scores]} for x in sets
+        },
         "_sets": sets,
     }
 
@@ -433,14 +445,14 @@ def markdown(result: dict[str, Any]) -> str:
             )
     lines += [
         "",
-        "| metric | pooled AUC | Youden threshold | J | TPR (fail flagged) | FPR (pass flagged) | F1(fail) threshold | allowed by the examples | chosen |",
-        "|---|---|---|---|---|---|---|---|---|",
+        "| metric | pooled AUC | Youden threshold | J | TPR (fail flagged) | FPR (pass flagged) | J within 0.01 of best for | F1(fail) threshold | allowed by the examples | chosen |",
+        "|---|---|---|---|---|---|---|---|---|---|",
     ]
     for metric, m in result["metrics"].items():
         lo, hi = result["intervals_from_examples"][metric]
         lines.append(
             f"| {metric.upper()} | {m['auc']:.4f} | {m['youden_threshold']:.3f} | {m['youden_j']:.3f} | {m['tpr_at_youden']:.3f} | {m['fpr_at_youden']:.3f} | "
-            f"{m['f1_fail_threshold']:.3f} | ({lo:.2f}, {hi:.2f}] | **{m['chosen']:.2f}** |"
+            f"{m['near_optimal'][0]:.2f}–{m['near_optimal'][1]:.2f} | {m['f1_fail_threshold']:.3f} | ({lo:.2f}, {hi:.2f}] | **{m['chosen']:.2f}** |"
         )
     adjusted = [f"- {metric.upper()}: {m['adjusted']}" for metric, m in result["metrics"].items() if m["adjusted"]]
     lines += ["", "Adjusted to keep the thesis examples' verdicts:" if adjusted else "No threshold needed adjusting for the thesis examples.", *adjusted, ""]

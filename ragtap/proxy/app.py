@@ -53,7 +53,8 @@ def build_embedder(config: Config) -> Embedder:
             "openai",
             cache_size=scoring.cache_entries,
             base_url=scoring.openai_base_url or config.server.upstream,
-            api_key=os.environ.get(scoring.openai_api_key_env, ""),
+            # A keyless local server still needs some key for the SDK; a real endpoint answers 401 to this one.
+            api_key=os.environ.get(scoring.openai_api_key_env) or "no-key-set",
             model=scoring.openai_model,
         )
     return make_embedder(scoring.embedder, cache_size=scoring.cache_entries, intra_op_threads=scoring.embedder_threads)
