@@ -16,7 +16,8 @@ Every response is checked (status 200; the JSON completion has content; a stream
 Reported: requests, errors, p50/p99 latency (overall and per kind, from sending the request to the end of its
 response; and overall from the request's slot in the schedule, which includes waiting for a free in-flight slot
 when the system cannot keep up), and ragtap's RSS, open file descriptors and
-sockets and threads at the start (after a short warm-up) and at the end (after the load and a 2 s pause), sampled
+sockets and threads at the start (after a short warm-up), right after the load, and at the end (after --settle
+seconds idle, 10 by default: long enough for the idle keep-alive connections to the upstream to expire), sampled
 every 5 s in between; the scoring counters from /metrics; how long SIGTERM took and its exit code.
 """
 
@@ -186,7 +187,7 @@ async def scrape(url: str) -> dict[str, float]:
 
 
 async def run(duration: float = 60.0, rate: float = 300.0, max_in_flight: int = 64, config: str | None = None,
-              scoring: bool = True, quiet: bool = False, warmup: float = 1.0, settle: float = 2.0) -> dict[str, Any]:
+              scoring: bool = True, quiet: bool = False, warmup: float = 1.0, settle: float = 10.0) -> dict[str, Any]:
     say = (lambda message: None) if quiet else log
     upstream_port, ragtap_port = free_port(), free_port()
     env = {k: v for k, v in os.environ.items() if not k.startswith("RAGTAP_")}
@@ -209,7 +210,7 @@ async def run(duration: float = 60.0, rate: float = 300.0, max_in_flight: int = 
         url = f"http://127.0.0.1:{ragtap_port}/v1/chat/completions"
         warm = Tally()
         await load(url, warmup, 20, 8, warm, lambda t: None)  # warm-up: lazy imports, the embedder's first batch
-        await asyncio.sleep(settle / 2)
+        await asyncio.sleep(min(settle, 2.0))
         before = process_stats(ragtap.pid)
         say(f"ragtap up in {startup_s:.1f} s; start: {before}")
         samples: list[dict[str, Any]] = []
@@ -223,7 +224,8 @@ async def run(duration: float = 60.0, rate: float = 300.0, max_in_flight: int = 
         load_started = time.perf_counter()
         await load(url, duration, rate, max_in_flight, tally, tick)
         load_seconds = time.perf_counter() - load_started
-        await asyncio.sleep(settle)
+        after_load = process_stats(ragtap.pid)
+        await asyncio.sleep(settle)  # idle: the upstream pool's keep-alive connections expire (server.upstream_keepalive_s)
         after = process_stats(ragtap.pid)
         metrics = await scrape(f"http://127.0.0.1:{ragtap_port}/metrics")
         stopped = time.perf_counter()
@@ -247,7 +249,7 @@ async def run(duration: float = 60.0, rate: float = 300.0, max_in_flight: int = 
         "latency_ms": {"p50": ms(percentile(every, 50)), "p99": ms(percentile(every, 99)), "max": ms(max(every) if every else None),
                        **{kind: {"n": len(tally.latencies[kind]), "p50": ms(percentile(tally.latencies[kind], 50)),
                                  "p99": ms(percentile(tally.latencies[kind], 99))} for kind in KINDS}},
-        "ragtap_start": before, "ragtap_end": after, "samples": samples, "metrics": metrics,
+        "ragtap_start": before, "ragtap_after_load": after_load, "ragtap_end": after, "settle_s": settle, "samples": samples, "metrics": metrics,
         "shutdown": {"exit_code": code, "seconds": round(shutdown_s, 2)},
         "mean_latency_ms": ms(statistics.fmean(every)) if every else None,
     }
@@ -260,9 +262,10 @@ def main() -> None:
     parser.add_argument("--rate", type=float, default=300.0, help="requests started per second (default 300)")
     parser.add_argument("--max-in-flight", type=int, default=64, help="cap on concurrent requests (default 64)")
     parser.add_argument("--config", help="a config.toml for ragtap serve (default: built-in defaults)")
+    parser.add_argument("--settle", type=float, default=10.0, help="idle seconds before the end figures (default 10)")
     parser.add_argument("--json", help="also write the result as JSON to this file")
     args = parser.parse_args()
-    result = asyncio.run(run(args.duration, args.rate, args.max_in_flight, args.config))
+    result = asyncio.run(run(args.duration, args.rate, args.max_in_flight, args.config, settle=args.settle))
     text = json.dumps(result, indent=2)
     print(text)
     if args.json:

@@ -34,6 +34,10 @@ class ServerSettings:
     read_timeout_s: float = 600.0  # between bytes of the upstream's reply (long generations stream slowly)
     max_body_bytes: int = 8 * 1024 * 1024
     max_connections: int = 256  # pooled keep-alive connections to the upstream
+    # An idle pooled connection is not reused after this long: keep it below the upstream's own keep-alive
+    # timeout (5 s for uvicorn, i.e. vLLM and LiteLLM, for Node and for llama.cpp's server), or a request can
+    # go out on a connection the upstream is closing at that moment and fail with 502.
+    upstream_keepalive_s: float = 4.0
     debug_headers: bool = False  # x-ragtap-* headers on every RAG response (waits for scoring!)
     debug_wait_s: float = 5.0  # how long a debug response waits for its scores
     shutdown_grace_s: float = 15.0

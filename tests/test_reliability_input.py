@@ -87,6 +87,17 @@ async def test_valid_ragtap_field_without_a_message_list_is_stripped_and_forward
     assert forwarded == {k: v for k, v in body.items() if k != "ragtap"}
 
 
+@pytest.mark.parametrize("options", [1, "yes", [True], None, {}])
+async def test_rag_stream_with_stream_options_that_is_not_an_object(rig, options) -> None:
+    """Row 8b (found by the fuzzer): ragtap adds `include_usage` to an object only; anything else goes to the upstream
+    as the app sent it (was: a ragtap 500)."""
+    body = {**chat("rag", stream=True), "stream_options": options}
+    result = await rig.call("/v1/chat/completions", body)
+    assert result.status == 200 and result.body.endswith(b"data: [DONE]\n\n")
+    forwarded = json.loads(rig.upstream.requests[-1].body)
+    assert forwarded["stream_options"] == (options if options not in (None, {}) else {"include_usage": True})
+
+
 # Row 6: a `ragtap` field of the wrong shape is stripped; recognition falls back to the implicit rules.
 BAD_FIELDS = [
     "yes", ["question", "documents"], 1, None,

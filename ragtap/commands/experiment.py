@@ -100,7 +100,7 @@ def _run(args: argparse.Namespace) -> int:
     out_dir.mkdir(parents=True, exist_ok=True)
     index_cache = None if args.no_index_cache else Path(args.index_cache) if args.index_cache else default_cache_dir() / "index"
     _check_inputs(args, data_dir)  # fail on a missing file before loading the embedding model
-    embedder = build_embedder(config)
+    embedder = build_embedder(config)  # [scoring] embedder and embedder_threads from the config
 
     if args.experiment == "thresholds":
         return _thresholds(args, data_dir, out_dir, index_cache, embedder)

@@ -59,7 +59,7 @@ def parse_label(value: Any, positives: Sequence[str] = (), negatives: Sequence[s
     if value is None:
         return None
     if positives or negatives:
-        text = str(value).lower() if not isinstance(value, bool) else str(value).lower()
+        text = str(value).lower()
         if positives:
             if text in {p.lower() for p in positives}:
                 return True

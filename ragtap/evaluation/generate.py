@@ -159,9 +159,7 @@ def _retryable(error: BaseException) -> tuple[bool, float | None]:
             except ValueError:
                 retry_after = None
         return True, retry_after
-    if isinstance(error, openai.APIStatusError) and error.status_code in (408, 409, 425, 429) or (
-        isinstance(error, openai.APIStatusError) and error.status_code >= 500
-    ):
+    if isinstance(error, openai.APIStatusError) and (error.status_code in (408, 409, 425, 429) or error.status_code >= 500):
         return True, None
     return False, None
 

@@ -181,6 +181,7 @@ def build_app(
         connect_timeout=server.connect_timeout_s,
         read_timeout=server.read_timeout_s,
         max_connections=server.max_connections,
+        keepalive=server.upstream_keepalive_s,
     )
     app = web.Application(client_max_size=server.max_body_bytes, middlewares=[openai_errors])
     app[STATE] = ProxyState(config, upstream, exporter, scoring, config.recognise.patterns)

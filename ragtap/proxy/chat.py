@@ -105,6 +105,10 @@ async def handle_chat(request: web.Request) -> web.StreamResponse:
         response = openai_error(
             400, "ragtap: the request JSON is nested too deeply for ragtap to rewrite it", type_="invalid_request_error", code="request_too_deep"
         )
+    except asyncio.CancelledError:  # the app hung up (or the grace period ran out): the upstream request is dropped
+        record.outcome, record.finished_at = "incomplete", now()
+        asyncio.get_running_loop().call_soon(state.exporter.exchange_finished, record)
+        raise
     record.finished_at = now()
     # The exporters run right after the response is handed to aiohttp (next loop turn), so their work (~20-50 us
     # for Prometheus) is not part of the app's latency.  They see the same record, timestamps included.

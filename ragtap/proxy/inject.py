@@ -24,7 +24,8 @@ def inject(body: dict[str, Any], settings: InjectSettings) -> tuple[dict[str, An
     if settings.json_response_format:
         out["response_format"] = {"type": "json_object"}
     added_usage = False
-    if out.get("stream") is True and settings.stream_usage:
+    # (a `stream_options` that is not an object is the app's to get wrong: left for the upstream to reject)
+    if out.get("stream") is True and settings.stream_usage and isinstance(out.get("stream_options") or {}, dict):
         options = dict(out.get("stream_options") or {})
         if not options.get("include_usage"):
             options["include_usage"] = True

@@ -78,6 +78,10 @@ async def handle_passthrough(request: web.Request) -> web.StreamResponse:
     except UpstreamUnavailable as failure:
         record.error_type, record.outcome, record.status = failure.error_type, "upstream_error", failure.response.status
         response = failure.response
+    except asyncio.CancelledError:  # the app hung up (or the grace period ran out): the upstream request is dropped
+        record.outcome, record.finished_at = "incomplete", _now()
+        asyncio.get_running_loop().call_soon(state.exporter.passthrough_finished, record)
+        raise
     record.finished_at = record.finished_at or _now()
     asyncio.get_running_loop().call_soon(state.exporter.passthrough_finished, record)  # off the latency path, as in chat.py
     return response

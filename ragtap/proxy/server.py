@@ -64,8 +64,11 @@ class RagtapServer:
         return f"http://{self.host}:{self.port}/v1"
 
     async def start(self) -> RagtapServer:
+        # handler_cancellation: when the app hangs up, its handler is cancelled and the upstream request closed, as
+        # it would be without ragtap (vLLM, for one, stops generating for a client that went away).
         runner = web.AppRunner(
-            self.app, access_log=None, handle_signals=False, shutdown_timeout=self.config.server.shutdown_grace_s, logger=HTTP_LOG
+            self.app, access_log=None, handle_signals=False, shutdown_timeout=self.config.server.shutdown_grace_s, logger=HTTP_LOG,
+            handler_cancellation=True,
         )
         await runner.setup()
         self._runners.append(runner)

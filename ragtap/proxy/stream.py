@@ -10,6 +10,7 @@ event, and the extractor's state machine over the new characters.  Nothing re-jo
 
 from __future__ import annotations
 
+import asyncio
 import json
 from dataclasses import dataclass, field
 from time import perf_counter as now
@@ -175,7 +176,7 @@ async def relay_injected(
         record.upstream_done_at = now()
         await relay.close()
         await out.write_eof()
-    except ConnectionResetError:  # the app went away: stop reading, close the upstream
+    except (ConnectionResetError, asyncio.CancelledError):  # the app went away: stop reading, close the upstream
         record.outcome = "incomplete"
         upstream.close()
         return out, StreamOutcome("", None, "incomplete")
@@ -202,7 +203,7 @@ async def relay_observed(request: web.Request, upstream: aiohttp.ClientResponse,
             record.outcome, record.error_type = "upstream_error", type(error).__name__
         record.upstream_done_at = now()
         await out.write_eof()
-    except ConnectionResetError:
+    except (ConnectionResetError, asyncio.CancelledError):  # (the handler is cancelled when the app hangs up)
         record.outcome = "incomplete"
         upstream.close()
         return out, StreamOutcome("", None, "incomplete")

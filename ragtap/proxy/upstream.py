@@ -97,16 +97,19 @@ class _BoundedResolver(aiohttp.abc.AbstractResolver):
 
 
 class Upstream:
-    def __init__(self, target: UpstreamTarget, *, connect_timeout: float, read_timeout: float, max_connections: int) -> None:
+    def __init__(
+        self, target: UpstreamTarget, *, connect_timeout: float, read_timeout: float, max_connections: int, keepalive: float = 4.0
+    ) -> None:
         self.target = target
         self._timeout = aiohttp.ClientTimeout(total=None, sock_connect=connect_timeout, sock_read=read_timeout)
         self._connect_timeout = connect_timeout
+        self._keepalive = keepalive
         self._max_connections = max_connections
         self._session: aiohttp.ClientSession | None = None
 
     async def start(self) -> None:
         connector = aiohttp.TCPConnector(
-            limit=self._max_connections, keepalive_timeout=30, ttl_dns_cache=300, resolver=_BoundedResolver(self._connect_timeout)
+            limit=self._max_connections, keepalive_timeout=self._keepalive, ttl_dns_cache=300, resolver=_BoundedResolver(self._connect_timeout)
         )
         # auto_decompress is chosen per request: passthrough bodies stay compressed, bytes in = bytes out.
         self._session = aiohttp.ClientSession(connector=connector, timeout=self._timeout, auto_decompress=False)
