@@ -31,7 +31,17 @@ def main(argv: list[str] | None = None) -> int:
         module.add_parser(subparsers)
         modules[name] = module
     args = parser.parse_args(argv)
-    return int(modules[args.command].run(args) or 0)
+    from ragtap.commands.common import CommandError
+    from ragtap.config import ConfigError
+    from ragtap.records import RecordError
+
+    try:
+        return int(modules[args.command].run(args) or 0)
+    except ConfigError as error:
+        print(f"ragtap: config error: {error}", file=sys.stderr)
+    except (CommandError, RecordError) as error:
+        print(f"ragtap: {error}", file=sys.stderr)
+    return 2
 
 
 if __name__ == "__main__":

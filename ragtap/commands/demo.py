@@ -9,10 +9,9 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
-import sys
 import time
 
-from ragtap.config import ConfigError, load_config
+from ragtap.config import load_config
 from ragtap.types import PRIMARY_METRICS
 
 
@@ -103,11 +102,7 @@ def format_table(rows: list[dict], thresholds) -> str:  # type: ignore[no-untype
 
 
 def run(args: argparse.Namespace) -> int:
-    try:
-        config = load_config(args.config)
-    except ConfigError as error:
-        print(f"ragtap: config error: {error}", file=sys.stderr)
-        return 2
+    config = load_config(args.config)
     started = time.perf_counter()
     print("ragtap demo: the thesis's five examples (Figure 3.2) through ragtap, scripted upstream on 127.0.0.1, no network\n")
     rows = asyncio.run(play(config, stream=args.stream))

@@ -9,8 +9,8 @@ import sys
 from pathlib import Path
 from typing import IO, Any
 
-from ragtap.config import ConfigError, load_config
-from ragtap.records import RecordError, read_interactions
+from ragtap.commands.common import read_interaction_file
+from ragtap.config import load_config
 
 
 def add_parser(subparsers: argparse._SubParsersAction) -> None:
@@ -78,20 +78,8 @@ def run(args: argparse.Namespace) -> int:
     from ragtap.judge.offline import judge_interactions
     from ragtap.judge.ragas import ANSWER_RELEVANCE, METRIC_NAMES, Judge
 
-    try:
-        config = load_config(args.config)
-    except ConfigError as error:
-        print(f"ragtap: config error: {error}", file=sys.stderr)
-        return 2
-    path = Path(args.file)
-    if not path.is_file():
-        print(f"ragtap: no such file: {path}", file=sys.stderr)
-        return 2
-    try:
-        interactions = list(read_interactions(path))
-    except RecordError as error:
-        print(f"ragtap: {error}", file=sys.stderr)
-        return 2
+    config = load_config(args.config)
+    interactions = read_interaction_file(args.file)
     if args.limit is not None:
         interactions = interactions[: max(0, args.limit)]
     settings = judge_settings(config, args)

@@ -9,14 +9,14 @@ import sys
 import time
 from collections import Counter
 from collections.abc import Iterable, Iterator
-from pathlib import Path
 from typing import IO, TypeVar
 
 import numpy as np
 import orjson
 
-from ragtap.config import ConfigError, load_config
-from ragtap.records import RecordError, output_record, read_interactions
+from ragtap.commands.common import read_interaction_file
+from ragtap.config import load_config
+from ragtap.records import output_record
 from ragtap.types import METRICS, Interaction
 
 T = TypeVar("T")
@@ -62,20 +62,8 @@ def run(args: argparse.Namespace) -> int:
     from ragtap.proxy.app import build_embedder
     from ragtap.scoring.refusal import RefusalDetector
 
-    try:
-        config = load_config(args.config)
-    except ConfigError as error:
-        print(f"ragtap: config error: {error}", file=sys.stderr)
-        return 2
-    path = Path(args.file)
-    if not path.is_file():
-        print(f"ragtap: no such file: {path}", file=sys.stderr)
-        return 2
-    try:
-        interactions: list[Interaction] = list(read_interactions(path))
-    except RecordError as error:
-        print(f"ragtap: {error}", file=sys.stderr)
-        return 2
+    config = load_config(args.config)
+    interactions: list[Interaction] = read_interaction_file(args.file)
     # Offline there is no request path to protect: let onnxruntime use every core.
     scoring = dataclasses.replace(config.scoring, embedder_threads=max(config.scoring.embedder_threads, os.cpu_count() or 1))
     embedder = build_embedder(dataclasses.replace(config, scoring=scoring))
