@@ -7,14 +7,18 @@ o200k_base, ...) inside its wheel, so counts work with no network.
 from __future__ import annotations
 
 from functools import lru_cache
+from typing import TYPE_CHECKING
 
-import bpe_openai
+if TYPE_CHECKING:
+    import bpe_openai
 
 _FALLBACK = "o200k_base"  # the encoding of the current OpenAI chat models
 
 
 @lru_cache(maxsize=64)
 def _encoding(model: str | None) -> bpe_openai.Encoding:
+    import bpe_openai  # ~2.8 s to load its tables: paid on the first count (scoring thread), not at start-up
+
     if model:
         try:
             return bpe_openai.encoding_for_model(model)

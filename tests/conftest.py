@@ -14,7 +14,6 @@ import asyncio
 import contextlib
 import dataclasses
 import json
-import os
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field

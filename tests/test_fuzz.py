@@ -17,7 +17,6 @@ import json
 from typing import Any
 
 import aiohttp
-import pytest
 import pytest_asyncio
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st

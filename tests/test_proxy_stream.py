@@ -19,7 +19,7 @@ import pytest
 from ragtap.testing.upstream import ScriptedReply, sse_bytes, was_injected
 from ragtap.types import Verdict
 
-from conftest import ANSWER, QUESTION, SUPPORTING, explicit, fixed, json_content, rag_messages, sse_events, sse_payloads
+from conftest import ANSWER, SUPPORTING, explicit, fixed, json_content, rag_messages, sse_events, sse_payloads
 
 MODEL = "gpt-4o-mini"
 

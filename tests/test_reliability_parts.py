@@ -12,7 +12,6 @@ import time
 from typing import Any
 
 import aiohttp
-import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
 from ragtap.config import load_config
