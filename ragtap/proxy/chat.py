@@ -156,13 +156,7 @@ async def _injected(request: web.Request, state: ProxyState, body: dict[str, Any
         _submit(state, _interaction(context, outcome.answer, outcome.supporting, outcome.unscored_reason, record))
         return response
 
-    try:
-        data = await upstream.read()
-    except (aiohttp.ClientPayloadError, aiohttp.ClientConnectionError, TimeoutError) as error:
-        raise UpstreamUnavailable.from_broken_body(error) from error
-    finally:
-        upstream.release()
-    record.upstream_done_at = now()
+    data = await _read_whole(upstream, record)
     headers = response_headers(upstream.headers, body_rewritten=True)
     completion = _parse_object(data)
     message = _first_message(completion)
@@ -194,14 +188,7 @@ async def _observed(
     if "text/event-stream" in upstream.headers.get("Content-Type", ""):
         response, outcome = await relay_observed(request, upstream, record)
     else:
-        # Read whole, whatever the framing (a chunked body has no Content-Length): the answer is needed for scoring.
-        try:
-            data = await upstream.read()
-        except (aiohttp.ClientPayloadError, aiohttp.ClientConnectionError, TimeoutError) as error:
-            raise UpstreamUnavailable.from_broken_body(error) from error
-        finally:
-            upstream.release()
-        record.upstream_done_at = now()
+        data = await _read_whole(upstream, record)
         response = web.Response(status=upstream.status, body=data, headers=response_headers(upstream.headers, body_rewritten=True))
         completion = _parse_object(data)
         _note_completion(completion, record)
@@ -210,6 +197,17 @@ async def _observed(
         outcome = StreamOutcome(content, None, None) if isinstance(content, str) else StreamOutcome("", None, "no_text_content")
     _submit(state, _interaction(context, outcome.answer, None, outcome.unscored_reason, record))
     return response
+
+
+async def _read_whole(upstream: aiohttp.ClientResponse, record: ExchangeRecord) -> bytes:
+    """The whole reply body, whatever its framing (a chunked body has no Content-Length): ragtap must read it."""
+    try:
+        return await upstream.read()
+    except (aiohttp.ClientPayloadError, aiohttp.ClientConnectionError, TimeoutError) as error:
+        raise UpstreamUnavailable.from_broken_body(error) from error
+    finally:
+        upstream.release()
+        record.upstream_done_at = now()
 
 
 def _first_message(completion: dict[str, Any] | None) -> dict[str, Any] | None:
