@@ -17,6 +17,7 @@ from ragtap.prompts import prompt_text
 from ragtap.testing.upstream import ScriptedReply, was_injected
 from ragtap.types import Verdict
 
+from framework_templates import LLAMAINDEX_QA_SYSTEM, LLAMAINDEX_TEXT_QA, RLM_RAG_PROMPT
 from conftest import ANSWER, DOCUMENTS, QUESTION, SUPPORTING, explicit, fixed, free_port, json_content, rag_messages
 
 MODEL = "gpt-4o-mini"
@@ -138,28 +139,6 @@ async def test_inject_disabled_in_config_observes_without_injecting(start_proxy)
 # 2. implicit RAG: the prompts of LangChain and LlamaIndex as they render them
 # --------------------------------------------------------------------------------------------------------------
 
-RLM_RAG_PROMPT = (
-    "You are an assistant for question-answering tasks. Use the following pieces of retrieved context to answer "
-    "the question. If you don't know the answer, just say that you don't know. Use three sentences maximum and "
-    "keep the answer concise.\nQuestion: {question} \nContext: {context} \nAnswer:"
-)
-LLAMAINDEX_QA_SYSTEM = (
-    "You are an expert Q&A system that is trusted around the world.\n"
-    "Always answer the query using the provided context information, and not prior knowledge.\n"
-    "Some rules to follow:\n"
-    "1. Never directly reference the given context in your answer.\n"
-    "2. Avoid statements like 'Based on the context, ...' or 'The context information ...' or anything along "
-    "those lines."
-)
-LLAMAINDEX_TEXT_QA = (
-    "Context information is below.\n"
-    "---------------------\n"
-    "{context_str}\n"
-    "---------------------\n"
-    "Given the context information and not prior knowledge, answer the query.\n"
-    "Query: {query_str}\n"
-    "Answer: "
-)
 TWO_DOCS = [DOCUMENTS[0], "vcpu-based instance limits are available in all commercial aws regions"]
 
 
