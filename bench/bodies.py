@@ -21,17 +21,23 @@ QUESTION = "How long do customers have to request a refund for an order that arr
 # The load generator numbers its requests: "{n}" becomes 1, 2, 3... so every question is a new text to embed.
 NUMBERED_QUESTION = "How long do customers have to request a refund for order {n} if it arrived damaged?"
 DOCUMENTS = (
-    "Refund policy. Customers may request a refund within 30 days of delivery for any order that arrived "
-    "damaged or defective. The request is made from the order page by choosing Report a problem and attaching "
-    "a photo of the damage. Refunds go back to the original payment method within 5 to 7 business days after "
-    "the claim is approved by the support team.",
-    "Shipping and delivery. Standard delivery takes 3 to 5 business days and express delivery takes 1 to 2 "
-    "business days. Orders placed before 2 pm are dispatched the same day. Tracking numbers are e-mailed when "
-    "the parcel leaves the warehouse, and the carrier's tracking page shows the expected delivery date.",
-    "Warranty. Electronic products carry a 2-year manufacturer warranty that covers defects in materials and "
-    "workmanship. Accidental damage, water damage and normal wear are not covered. Warranty claims need the "
-    "order number and the product's serial number and are handled by the manufacturer's service centre, which "
-    "usually repairs or replaces the product within two weeks.",
+    (
+        "Refund policy. Customers may request a refund within 30 days of delivery for any order that arrived "
+        "damaged or defective. The request is made from the order page by choosing Report a problem and attaching "
+        "a photo of the damage. Refunds go back to the original payment method within 5 to 7 business days after "
+        "the claim is approved by the support team."
+    ),
+    (
+        "Shipping and delivery. Standard delivery takes 3 to 5 business days and express delivery takes 1 to 2 "
+        "business days. Orders placed before 2 pm are dispatched the same day. Tracking numbers are e-mailed when "
+        "the parcel leaves the warehouse, and the carrier's tracking page shows the expected delivery date."
+    ),
+    (
+        "Warranty. Electronic products carry a 2-year manufacturer warranty that covers defects in materials and "
+        "workmanship. Accidental damage, water damage and normal wear are not covered. Warranty claims need the "
+        "order number and the product's serial number and are handled by the manufacturer's service centre, which "
+        "usually repairs or replaces the product within two weeks."
+    ),
 )
 
 

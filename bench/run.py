@@ -14,8 +14,9 @@ proxy under test runs alone on core 1 (`taskset -c 1`).  Targets, each measured 
 - litellm: LiteLLM's proxy, 1 worker (only with --with-litellm).
 Workloads: a 1.5 KB LangChain `rlm/rag-prompt` request (ragtap recognises and injects it) and a plain chat of
 the same size (ragtap forwards its bytes untouched); wrk at concurrency 1 (latency) and 32 (throughput);
-streams at concurrency 1 with 20, 200 and 2,000 chunks (an aiohttp client).  Every figure is the median of the
-repeats, and every ratio is computed within a repeat, then the median taken.  CPU per request is read from
+streams at concurrency 1 with 20, 200 and 2,000 chunks (an aiohttp client).  Each scenario is measured direct,
+then through the target, seconds apart (paired, so load that drifts during the run does not skew the ratio).
+Every figure is the median of the repeats, and every ratio is computed within a repeat, then the median taken.  CPU per request is read from
 /proc/PID/stat (utime+stime of the proxy's processes) over each wrk run; for ragtap also the main thread's
 alone (the event loop: the request path without the scoring thread).  Scoring figures come from
 bench/scoring.py (the ScoringQueue driven directly, on core 1).
@@ -26,6 +27,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import math
 import os
 import platform
 import re
@@ -38,7 +40,7 @@ import sys
 import tempfile
 import time
 import urllib.request
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -46,7 +48,7 @@ BENCH = Path(__file__).resolve().parent
 ROOT = BENCH.parent
 sys.path.insert(0, str(BENCH))
 
-import bodies  # noqa: E402
+import bodies
 
 LOAD_CPU, PROXY_CPU = 0, 1
 CLK_TCK = os.sysconf("SC_CLK_TCK")
@@ -211,7 +213,7 @@ def write_lua(workdir: Path, name: str, body: bytes) -> Path:
 
 def wrk(url: str, lua: Path, conns: int, seconds: float) -> dict[str, float]:
     cmd = ["taskset", "-c", str(LOAD_CPU), "wrk", "-t1", f"-c{conns}", f"-d{max(1, round(seconds))}s", "--timeout", "10s", "-s", str(lua), url]
-    out = subprocess.run(cmd, capture_output=True, text=True, timeout=seconds + 60)
+    out = subprocess.run(cmd, capture_output=True, text=True, timeout=seconds + 60, check=False)
     for line in out.stdout.splitlines():
         if line.startswith("WRKJSON "):
             result = json.loads(line[len("WRKJSON "):])
@@ -231,7 +233,8 @@ async def _streams(url: str, body: bytes, count: int, budget_s: float) -> list[t
     results: list[tuple[float, float, int]] = []
     async with aiohttp.ClientSession(connector=aiohttp.TCPConnector(limit=1), auto_decompress=False) as session:
         deadline = time.perf_counter() + budget_s
-        for i in range(count + 2):  # the first two warm the connection and are not kept
+        warm = 5  # the first requests open the connection and warm the path; they are not kept
+        for i in range(count + warm):
             start = time.perf_counter()
             first = None
             size = 0
@@ -246,7 +249,7 @@ async def _streams(url: str, body: bytes, count: int, budget_s: float) -> list[t
                         tail = data[-32:]
                     size += len(data)
             end = time.perf_counter()
-            if i >= 2:
+            if i >= warm:
                 results.append(((first or end) - start, end - start, size))
                 if len(results) >= 5 and time.perf_counter() > deadline:
                     break
@@ -263,7 +266,7 @@ def run_async(coro: Any) -> Any:
 
 
 def median(values: list[float]) -> float:
-    values = [v for v in values if v is not None and v == v]
+    values = [v for v in values if v is not None and not math.isnan(v)]
     return statistics.median(values) if values else float("nan")
 
 
@@ -467,13 +470,11 @@ def measure_target(
 def machine_info() -> dict[str, Any]:
     info: dict[str, Any] = {"python": platform.python_version(), "kernel": platform.release(), "cores": os.cpu_count()}
     try:
-        for line in open("/proc/cpuinfo"):
-            if line.startswith("model name"):
-                info["cpu"] = line.split(":", 1)[1].strip()
-                break
-        for line in open("/proc/meminfo"):
-            if line.startswith("MemTotal"):
-                info["memory_gb"] = round(int(line.split()[1]) / 1024 / 1024, 1)
+        with open("/proc/cpuinfo") as cpuinfo:
+            info["cpu"] = next((line.split(":", 1)[1].strip() for line in cpuinfo if line.startswith("model name")), None)
+        with open("/proc/meminfo") as meminfo:
+            total = next((int(line.split()[1]) for line in meminfo if line.startswith("MemTotal")), 0)
+            info["memory_gb"] = round(total / 1024 / 1024, 1)
     except OSError:
         pass
     import importlib.metadata as md
@@ -485,13 +486,13 @@ def machine_info() -> dict[str, Any]:
             info[package] = None
     for tool, args in (("wrk", ["wrk", "-v"]), ("nginx", ["nginx", "-v"])):
         try:
-            out = subprocess.run(args, capture_output=True, text=True, timeout=5)
+            out = subprocess.run(args, capture_output=True, text=True, timeout=5, check=False)
             info[tool] = (out.stdout + out.stderr).splitlines()[0].strip()
         except (OSError, IndexError, subprocess.TimeoutExpired):
             info[tool] = None
     try:
-        commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True, cwd=ROOT).stdout.strip()
-        dirty = subprocess.run(["git", "status", "--porcelain", "ragtap"], capture_output=True, text=True, cwd=ROOT).stdout.strip()
+        commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True, cwd=ROOT, check=False).stdout.strip()
+        dirty = subprocess.run(["git", "status", "--porcelain", "ragtap"], capture_output=True, text=True, cwd=ROOT, check=False).stdout.strip()
         info["git"] = commit + ("+dirty" if dirty else "")
     except OSError:
         pass
@@ -500,7 +501,7 @@ def machine_info() -> dict[str, Any]:
 
 # ------------------------------------------------------------------------------------------------ report
 def ratio(a: float | None, b: float | None) -> float:
-    if a is None or b is None or b == 0 or a != a or b != b:
+    if a is None or b is None or b == 0 or math.isnan(a) or math.isnan(b):
         return float("nan")
     return a / b
 
@@ -529,14 +530,14 @@ def summarise(runs: list[dict[str, Any]], scoring: dict[str, Any] | None) -> dic
             row = {
                 "target": target,
                 "request": "RAG (injected)" if body == "rag" and target.startswith("ragtap") else ("non-RAG chat" if body == "chat" else "RAG body"),
-                "p50_ms": per_repeat(runs, lambda r: get(r, target, f"{body}_c1", "p50_us") / 1e3),
-                "added_p50_ms": per_repeat(runs, lambda r: (get(r, target, f"{body}_c1", "p50_us") - r[target]["direct"][f"{body}_c1"]["p50_us"]) / 1e3),
-                "added_p99_ms": per_repeat(runs, lambda r: (get(r, target, f"{body}_c1", "p99_us") - r[target]["direct"][f"{body}_c1"]["p99_us"]) / 1e3),
-                "rps_c32": per_repeat(runs, lambda r: get(r, target, f"{body}_c32", "rps")),
-                "ratio_c32": per_repeat(runs, lambda r: ratio(get(r, target, f"{body}_c32", "rps"), r[target]["direct"][f"{body}_c32"]["rps"])),
-                "cpu_us_per_req": per_repeat(runs, lambda r: get(r, target, f"{body}_c32", "cpu_us_per_req")),
-                "loop_cpu_us_per_req": per_repeat(runs, lambda r: get(r, target, f"{body}_c32", "loop_cpu_us_per_req")),
-                "rss_mb": per_repeat(runs, lambda r: r[target]["rss_mb"]),
+                "p50_ms": per_repeat(runs, lambda r, target=target, body=body: get(r, target, f"{body}_c1", "p50_us") / 1e3),
+                "added_p50_ms": per_repeat(runs, lambda r, target=target, body=body: (get(r, target, f"{body}_c1", "p50_us") - r[target]["direct"][f"{body}_c1"]["p50_us"]) / 1e3),
+                "added_p99_ms": per_repeat(runs, lambda r, target=target, body=body: (get(r, target, f"{body}_c1", "p99_us") - r[target]["direct"][f"{body}_c1"]["p99_us"]) / 1e3),
+                "rps_c32": per_repeat(runs, lambda r, target=target, body=body: get(r, target, f"{body}_c32", "rps")),
+                "ratio_c32": per_repeat(runs, lambda r, target=target, body=body: ratio(get(r, target, f"{body}_c32", "rps"), r[target]["direct"][f"{body}_c32"]["rps"])),
+                "cpu_us_per_req": per_repeat(runs, lambda r, target=target, body=body: get(r, target, f"{body}_c32", "cpu_us_per_req")),
+                "loop_cpu_us_per_req": per_repeat(runs, lambda r, target=target, body=body: get(r, target, f"{body}_c32", "loop_cpu_us_per_req")),
+                "rss_mb": per_repeat(runs, lambda r, target=target: r[target]["rss_mb"]),
             }
             rows.append(row)
     def all_direct(body: str, key: str) -> float:
@@ -561,19 +562,19 @@ def summarise(runs: list[dict[str, Any]], scoring: dict[str, Any] | None) -> dic
         stream_rows.append(row0)
     for target in streamed:
         row: dict[str, Any] = {"target": target}
-        row["ttft_ms"] = per_repeat(runs, lambda r: r[target]["stream"]["20"]["ttft_ms"])
-        row["added_ttft_ms"] = per_repeat(runs, lambda r: r[target]["stream"]["20"]["ttft_ms"] - r[target]["direct_stream"]["20"]["ttft_ms"])
+        row["ttft_ms"] = per_repeat(runs, lambda r, target=target: r[target]["stream"]["20"]["ttft_ms"])
+        row["added_ttft_ms"] = per_repeat(runs, lambda r, target=target: r[target]["stream"]["20"]["ttft_ms"] - r[target]["direct_stream"]["20"]["ttft_ms"])
         for chunks in CHUNK_SIZES:
             key = str(chunks)
-            row[f"total_ms_{key}"] = per_repeat(runs, lambda r: r[target]["stream"][key]["total_ms"])
+            row[f"total_ms_{key}"] = per_repeat(runs, lambda r, target=target, key=key: r[target]["stream"][key]["total_ms"])
             if target != "direct":
                 row[f"added_us_per_chunk_{key}"] = per_repeat(
-                    runs, lambda r: (r[target]["stream"][key]["total_ms"] - r[target]["direct_stream"][key]["total_ms"]) * 1e3 / chunks)
-                row[f"cpu_us_per_chunk_{key}"] = per_repeat(runs, lambda r: r[target]["stream"][key]["cpu_us_per_req"] / chunks)
+                    runs, lambda r, target=target, key=key, chunks=chunks: (r[target]["stream"][key]["total_ms"] - r[target]["direct_stream"][key]["total_ms"]) * 1e3 / chunks)
+                row[f"cpu_us_per_chunk_{key}"] = per_repeat(runs, lambda r, target=target, key=key, chunks=chunks: r[target]["stream"][key]["cpu_us_per_req"] / chunks)
         if target != "direct":
             # Marginal CPU per chunk: the slope between chunk counts; equal slopes mean a flat per-chunk cost.
-            row["cpu_slope_20_200_us"] = per_repeat(runs, lambda r: (r[target]["stream"]["200"]["cpu_us_per_req"] - r[target]["stream"]["20"]["cpu_us_per_req"]) / 180)
-            row["cpu_slope_200_2000_us"] = per_repeat(runs, lambda r: (r[target]["stream"]["2000"]["cpu_us_per_req"] - r[target]["stream"]["200"]["cpu_us_per_req"]) / 1800)
+            row["cpu_slope_20_200_us"] = per_repeat(runs, lambda r, target=target: (r[target]["stream"]["200"]["cpu_us_per_req"] - r[target]["stream"]["20"]["cpu_us_per_req"]) / 180)
+            row["cpu_slope_200_2000_us"] = per_repeat(runs, lambda r, target=target: (r[target]["stream"]["2000"]["cpu_us_per_req"] - r[target]["stream"]["200"]["cpu_us_per_req"]) / 1800)
         stream_rows.append(row)
     overload = {}
     if any("ragtap" in r and "ragtap_after" in r["ragtap"] for r in runs):
@@ -602,7 +603,7 @@ def summarise(runs: list[dict[str, Any]], scoring: dict[str, Any] | None) -> dic
 
 
 def fmt(value: Any, digits: int = 2) -> str:
-    if value is None or (isinstance(value, float) and value != value):
+    if value is None or (isinstance(value, float) and math.isnan(value)):
         return "-"
     if value == float("inf"):
         return "inf"
@@ -635,7 +636,7 @@ def targets_check(summary: dict[str, Any]) -> list[tuple[str, bool | None, str]]
         slope_a, slope_b = stream["cpu_slope_20_200_us"], stream["cpu_slope_200_2000_us"]
         flat = ratio(slope_b, slope_a)
         checks.append(("stream: per-chunk cost flat from 20 to 2,000 chunks (CPU slope 200->2000 within 1.3x of 20->200)",
-                       flat <= 1.3 if flat == flat else None, f"{fmt(slope_a, 1)} vs {fmt(slope_b, 1)} us/chunk ({fmt(flat)}x)"))
+                       None if math.isnan(flat) else flat <= 1.3, f"{fmt(slope_a, 1)} vs {fmt(slope_b, 1)} us/chunk ({fmt(flat)}x)"))
     scoring = summary.get("scoring")
     if scoring:
         cold, cached = scoring["capacity_cold"]["scored_per_s"], scoring["capacity_cached"]["scored_per_s"]
@@ -810,7 +811,7 @@ def main() -> int:
     if not args.no_scoring:
         log("scoring benchmark (bench/scoring.py on core 1)")
         cmd = ["taskset", "-c", str(PROXY_CPU), sys.executable, str(BENCH / "scoring.py"), "--json", *(["--quick"] if args.quick else [])]
-        out = subprocess.run(cmd, capture_output=True, text=True, cwd=ROOT, timeout=900, start_new_session=True)
+        out = subprocess.run(cmd, capture_output=True, text=True, cwd=ROOT, timeout=900, start_new_session=True, check=False)
         try:
             scoring = json.loads(out.stdout.strip().splitlines()[-1])
         except (IndexError, json.JSONDecodeError):

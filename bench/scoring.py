@@ -21,7 +21,6 @@ import asyncio
 import json
 import os
 import random
-import statistics
 import sys
 import time
 from pathlib import Path
@@ -29,16 +28,16 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from bench_embedder import sentence  # noqa: E402
+from bench_embedder import sentence
 
-from ragtap.config import Config  # noqa: E402
-from ragtap.embedding.cache import CachedEmbedder  # noqa: E402
-from ragtap.embedding.factory import make_embedder  # noqa: E402
-from ragtap.exporters.base import Exporter  # noqa: E402
-from ragtap.pipeline.batch import ScoringPolicy  # noqa: E402
-from ragtap.pipeline.queue import ScoringQueue  # noqa: E402
-from ragtap.scoring.refusal import RefusalDetector  # noqa: E402
-from ragtap.types import Document, Interaction  # noqa: E402
+from ragtap.config import Config
+from ragtap.embedding.cache import CachedEmbedder
+from ragtap.embedding.factory import make_embedder
+from ragtap.exporters.base import Exporter
+from ragtap.pipeline.batch import ScoringPolicy
+from ragtap.pipeline.queue import ScoringQueue
+from ragtap.scoring.refusal import RefusalDetector
+from ragtap.types import Document, Interaction
 
 
 class Collector(Exporter):

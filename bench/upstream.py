@@ -19,16 +19,12 @@ import argparse
 import asyncio
 import re
 import sys
-from functools import lru_cache
+from functools import cache, lru_cache
 
 import orjson
 from aiohttp import web
 
-ANSWER_WORDS = (
-    "Customers can request a refund within 30 days of delivery when an order arrives damaged; they report the "
-    "problem from the order page with a photo, and the money returns to the original payment method within 5 to "
-    "7 business days after approval. "
-).split()
+ANSWER_WORDS = ["Customers", "can", "request", "a", "refund", "within", "30", "days", "of", "delivery", "when", "an", "order", "arrives", "damaged;", "they", "report", "the", "problem", "from", "the", "order", "page", "with", "a", "photo,", "and", "the", "money", "returns", "to", "the", "original", "payment", "method", "within", "5", "to", "7", "business", "days", "after", "approval."]
 SUPPORT = "Refund policy: a refund may be requested within 30 days of delivery for any order that arrived damaged or defective."
 MARKER = b"supporting_content"
 MAX_TOKENS = re.compile(rb'"max_tokens": ?(\d+)')
@@ -43,7 +39,7 @@ def _usage(completion_tokens: int) -> dict[str, int]:
     return {"prompt_tokens": 350, "completion_tokens": completion_tokens, "total_tokens": 350 + completion_tokens}
 
 
-@lru_cache(maxsize=None)
+@cache
 def completion_bytes(injected: bool) -> bytes:
     answer = _answer_text(len(ANSWER_WORDS))
     content = orjson.dumps({"answer": answer, "supporting_content": SUPPORT}).decode() if injected else answer

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import gc
 import logging
 import signal
 import sys
@@ -29,6 +30,10 @@ async def _serve(config) -> None:  # type: ignore[no-untyped-def]
         loop.add_signal_handler(sig, stop.set)
     server = RagtapServer(config)
     await server.start()
+    # Everything allocated so far (the model, the app) lives as long as the process: freeze it out of the
+    # collector's view, so a full collection does not stall the event loop for tens of milliseconds.
+    gc.collect()
+    gc.freeze()
     print(f"ragtap listening on {server.base_url} -> {_redacted(config.server.upstream)}", file=sys.stderr, flush=True)
     await stop.wait()
     print("ragtap: shutting down (finishing in-flight requests, draining scoring)", file=sys.stderr, flush=True)

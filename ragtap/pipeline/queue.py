@@ -69,7 +69,10 @@ class ScoringQueue:
 
     def start(self) -> None:
         if self._task is None:
-            self._task = asyncio.get_running_loop().create_task(self._run(), name="ragtap-scoring")
+            loop = asyncio.get_running_loop()
+            # Load the token tables now, in the worker thread: the first count holds the GIL ~0.2 s.
+            loop.run_in_executor(self._executor, count_tokens, "warm-up", None)
+            self._task = loop.create_task(self._run(), name="ragtap-scoring")
 
     def submit(self, interaction: Interaction) -> bool:
         """Queue an interaction for scoring; False (and counted) when the queue is full. Never blocks."""

@@ -112,7 +112,10 @@ class Upstream:
             limit=self._max_connections, keepalive_timeout=self._keepalive, ttl_dns_cache=300, resolver=_BoundedResolver(self._connect_timeout)
         )
         # auto_decompress is chosen per request: passthrough bodies stay compressed, bytes in = bytes out.
-        self._session = aiohttp.ClientSession(connector=connector, timeout=self._timeout, auto_decompress=False)
+        # No cookie jar: cookies one upstream reply sets (e.g. a CDN's) must not ride along on other apps' requests.
+        self._session = aiohttp.ClientSession(
+            connector=connector, timeout=self._timeout, auto_decompress=False, cookie_jar=aiohttp.DummyCookieJar()
+        )
 
     async def close(self) -> None:
         if self._session is not None:
