@@ -105,13 +105,8 @@ def run(options: common.RunOptions, embedder: Embedder, *, source_prefix: bool =
             generate(requests, options.generation, options.config, embedder, options.generation_cache, desc="cloud-faq via ragtap", quiet=options.quiet)
         )
         records = run_.records
-        generation_counts = {"sent": run_.sent, "cached": run_.cached, "failed": len(run_.failures)}
-        notes.append(
-            f"generation: {run_.sent} requests sent through ragtap to {options.generation.upstream} (model {options.generation.model}), "
-            f"{run_.cached} answered from the cache {options.generation_cache}"
-        )
-        if run_.failures:
-            notes.append(f"{len(run_.failures)} requests failed after retries and are not in this report (rerun to retry them): first error {run_.failures[0][1]}")
+        generation_counts, generation_notes = common.generation_summary(run_, options.generation, options.generation_cache)
+        notes += generation_notes
     common.write_jsonl(options.out_dir / "scored.jsonl", records)
 
     labels = [bool(r["label"]) for r in records]

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ragtap.config import Config
-from ragtap.evaluation.generate import GenerationSettings
+from ragtap.evaluation.generate import GenerationRun, GenerationSettings
 from ragtap.pipeline.batch import ScoringPolicy, assess_batch
 from ragtap.records import assessment_fields
 from ragtap.scoring.refusal import RefusalDetector
@@ -89,3 +89,18 @@ def scores_of(record: dict[str, Any]) -> dict[str, float | None]:
 
 def header(title: str, lines: Sequence[str]) -> str:
     return "\n".join([f"# {title}", "", *lines, ""])
+
+
+def generation_summary(run: GenerationRun, settings: GenerationSettings, cache: Path) -> tuple[dict[str, int], list[str]]:
+    """The counts for report.json and the notes for report.md of one generation run (`generate()`'s result)."""
+    counts = {"sent": run.sent, "cached": run.cached, "failed": len(run.failures)}
+    notes = [
+        f"generation: {run.sent} requests sent through ragtap to {settings.upstream} (model {settings.model}), "
+        f"{run.cached} answered from the cache {cache}"
+    ]
+    if run.failures:
+        notes.append(
+            f"{len(run.failures)} requests failed after retries and are not in this report (rerun to retry them): "
+            f"first error {run.failures[0][1]}"
+        )
+    return counts, notes
