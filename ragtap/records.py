@@ -87,8 +87,8 @@ def assessment_fields(assessment: Assessment) -> dict[str, Any]:
     }
 
 
-def output_record(interaction: Interaction, assessment: Assessment) -> dict[str, Any]:
-    """The input line (when there was one) plus the assessment; an interaction from the proxy gets its texts."""
+def base_record(interaction: Interaction) -> dict[str, Any]:
+    """The input line the interaction was read from, or (from the proxy) its texts in the input format."""
     base = interaction.meta.get("record")
     if base is None:
         base = {
@@ -99,8 +99,11 @@ def output_record(interaction: Interaction, assessment: Assessment) -> dict[str,
             "supporting": interaction.supporting,
             "answer": interaction.answer,
         }
-        if interaction.unscored_reason:
-            base["unscored_reason"] = interaction.unscored_reason
     if interaction.unscored_reason and "unscored_reason" not in base:
         base = {**base, "unscored_reason": interaction.unscored_reason}
-    return {**base, **assessment_fields(assessment)}
+    return base
+
+
+def output_record(interaction: Interaction, assessment: Assessment) -> dict[str, Any]:
+    """The input line (when there was one) plus the assessment."""
+    return {**base_record(interaction), **assessment_fields(assessment)}

@@ -11,6 +11,7 @@ from typing import IO, Any
 
 from ragtap.commands.common import read_interaction_file
 from ragtap.config import load_config
+from ragtap.judge.settings import add_endpoint_arguments, with_arguments
 
 
 def add_parser(subparsers: argparse._SubParsersAction) -> None:
@@ -24,12 +25,8 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("file", help="JSONL: question, documents (or retrieved), answer, id")
     p.add_argument("--out", help="write one line per interaction, with a `judge` object, here (default: stdout)")
     p.add_argument("--config", help="config.toml ([judge] endpoint and limits, [scoring] embedder)")
-    p.add_argument("--judge-url", help="OpenAI base URL of the judge (default: [judge] base_url, else [server] upstream)")
-    p.add_argument("--judge-model", help="judge model (default: [judge] model)")
-    p.add_argument("--judge-key-env", help="name of the variable holding the judge's API key (default: [judge] api_key_env)")
+    add_endpoint_arguments(p)
     p.add_argument("--metrics", help="comma-separated subset of faithfulness,answer_relevance,context_relevance")
-    p.add_argument("--questions", type=int, help="n: questions generated for answer relevance (default 3)")
-    p.add_argument("--concurrency", type=int, help="judge calls in flight (default: [judge] concurrency)")
     p.add_argument("--retries", type=int, help="retries per call on 429/5xx/connection errors (default 4)")
     p.add_argument("--no-json-mode", action="store_true", help="do not send response_format json_object")
     p.add_argument("--cache", help="resumable cache file (default: OUT.judge-cache.jsonl, or FILE.judge-cache.jsonl)")
@@ -41,31 +38,6 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     p.set_defaults(func=run)
 
 
-def judge_settings(config: Any, args: argparse.Namespace) -> Any:
-    """The [judge] section (defaults until config.py has one) with the command-line overrides applied."""
-    import dataclasses
-
-    from ragtap.judge.settings import JudgeSettings
-
-    settings = getattr(config, "judge", None) or JudgeSettings()
-    changes: dict[str, Any] = {}
-    if args.judge_url:
-        changes["base_url"] = args.judge_url
-    if args.judge_model:
-        changes["model"] = args.judge_model
-    if args.judge_key_env:
-        changes["api_key_env"] = args.judge_key_env
-    if args.metrics:
-        changes["metrics"] = tuple(m.strip() for m in args.metrics.split(",") if m.strip())
-    if args.questions is not None:
-        changes["questions"] = args.questions
-    if args.concurrency is not None:
-        changes["concurrency"] = args.concurrency
-    if args.retries is not None:
-        changes["max_retries"] = args.retries
-    if args.no_json_mode:
-        changes["json_mode"] = False
-    return dataclasses.replace(settings, **changes)
 
 
 def default_cache_path(args: argparse.Namespace) -> Path:
@@ -82,7 +54,7 @@ def run(args: argparse.Namespace) -> int:
     interactions = read_interaction_file(args.file)
     if args.limit is not None:
         interactions = interactions[: max(0, args.limit)]
-    settings = judge_settings(config, args)
+    settings = with_arguments(config.judge, args)
     unknown = set(settings.metrics) - set(METRIC_NAMES)
     if unknown or not settings.metrics:
         print(f"ragtap: --metrics takes a subset of {','.join(METRIC_NAMES)}", file=sys.stderr)

@@ -59,6 +59,16 @@ def sweep_thresholds(values: Sequence[np.ndarray], step: float = 0.05) -> list[f
     return [round(start + i * step, 4) for i in range(max(count, 1))]
 
 
+def _save(fig: Any, out_dir: Path, name: str) -> str:
+    """Write one plot as PNG and free it; returns the file name (the reports link plots by name)."""
+    import matplotlib.pyplot as plt
+
+    fig.tight_layout()
+    fig.savefig(out_dir / name, dpi=110)
+    plt.close(fig)
+    return name
+
+
 @dataclass(slots=True)
 class Curve:
     name: str
@@ -242,11 +252,7 @@ class ClassificationReport:
         ax.set_ylabel(f"true positive rate ({self.positive_name} flagged)")
         ax.set_title(f"ROC: {self.title}")
         ax.legend(fontsize=8, loc="lower right")
-        fig.tight_layout()
-        name = f"{prefix}roc.png"
-        fig.savefig(out_dir / name, dpi=110)
-        plt.close(fig)
-        written.append(name)
+        written.append(_save(fig, out_dir, f"{prefix}roc.png"))
 
         pooled = [c.values for c in usable.values()]
         lo = float(min(np.quantile(v, 0.01) for v in pooled))
@@ -266,11 +272,7 @@ class ClassificationReport:
         ax.set_ylabel("F-score")
         ax.set_title(f"F1 / F2 against threshold: {self.title}")
         ax.legend(fontsize=8)
-        fig.tight_layout()
-        name = f"{prefix}f1_f2.png"
-        fig.savefig(out_dir / name, dpi=110)
-        plt.close(fig)
-        written.append(name)
+        written.append(_save(fig, out_dir, f"{prefix}f1_f2.png"))
 
         fig, ax = plt.subplots(figsize=(7, 4.5))
         for metric in SINGLE:
@@ -283,11 +285,7 @@ class ClassificationReport:
         ax.set_ylabel("share of negatives flagged")
         ax.set_title(f"Negatives flagged per metric: {self.title}")
         ax.legend(fontsize=8)
-        fig.tight_layout()
-        name = f"{prefix}flag_share.png"
-        fig.savefig(out_dir / name, dpi=110)
-        plt.close(fig)
-        written.append(name)
+        written.append(_save(fig, out_dir, f"{prefix}flag_share.png"))
         return written
 
 

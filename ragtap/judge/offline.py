@@ -19,6 +19,7 @@ import orjson
 from ragtap.judge.cache import JudgeCache, judge_key
 from ragtap.judge.client import Usage
 from ragtap.judge.ragas import Judge, Judgement, MetricResult
+from ragtap.records import base_record
 from ragtap.types import Interaction
 
 
@@ -72,15 +73,7 @@ class OfflineReport:
 
 
 def judged_record(interaction: Interaction, judgement: Judgement) -> dict[str, Any]:
-    base = interaction.meta.get("record")
-    if base is None:
-        base = {
-            "id": interaction.id,
-            "question": interaction.question,
-            "documents": [d.text for d in interaction.documents],
-            "answer": interaction.answer,
-        }
-    return {**base, "judge": judgement.as_dict()}
+    return {**base_record(interaction), "judge": judgement.as_dict()}
 
 
 async def judge_interactions(

@@ -7,6 +7,8 @@ A plain frozen dataclass, like the other sections, so `ragtap.config` can load i
 
 from __future__ import annotations
 
+import argparse
+import dataclasses
 import os
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
@@ -60,3 +62,29 @@ class JudgeSettings:
             backoff_max_s=self.backoff_max_s,
             concurrency=self.concurrency,
         )
+
+
+def add_endpoint_arguments(parser: argparse.ArgumentParser) -> None:
+    """The judge-endpoint flags shared by `ragtap judge` and `ragtap experiment wikieval`."""
+    parser.add_argument("--judge-url", help="OpenAI base URL of the judge (default: [judge] base_url, else [server] upstream)")
+    parser.add_argument("--judge-model", help="judge model (default: [judge] model)")
+    parser.add_argument("--judge-key-env", help="name of the variable holding the judge's API key (default: [judge] api_key_env)")
+    parser.add_argument("--questions", type=int, help="n: questions generated for answer relevance (default 3)")
+    parser.add_argument("--concurrency", type=int, help="judge calls in flight (default: [judge] concurrency)")
+
+
+def with_arguments(settings: JudgeSettings, args: argparse.Namespace) -> JudgeSettings:
+    """`settings` with the command-line overrides applied (flags a command does not define are skipped)."""
+    flags = vars(args)
+    changes: dict[str, object] = {}
+    for flag, field in (("judge_url", "base_url"), ("judge_model", "model"), ("judge_key_env", "api_key_env")):
+        if flags.get(flag):
+            changes[field] = flags[flag]
+    for flag, field in (("questions", "questions"), ("concurrency", "concurrency"), ("retries", "max_retries")):
+        if flags.get(flag) is not None:
+            changes[field] = flags[flag]
+    if flags.get("metrics"):
+        changes["metrics"] = tuple(m.strip() for m in flags["metrics"].split(",") if m.strip())
+    if flags.get("no_json_mode"):
+        changes["json_mode"] = False
+    return dataclasses.replace(settings, **changes)  # type: ignore[arg-type]

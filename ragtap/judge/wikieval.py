@@ -42,6 +42,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from ragtap.judge.sentences import split_sentences
+from ragtap.judge.settings import add_endpoint_arguments, with_arguments
 from ragtap.scoring.refusal import DEFAULT_REFUSAL_DETECTOR
 
 if TYPE_CHECKING:
@@ -469,11 +470,7 @@ def add_wikieval_parser(subparsers: argparse._SubParsersAction) -> argparse.Argu
     p.add_argument("--out", help="write DIR/report.md and DIR/report.json")
     p.add_argument("--limit", type=int, help="only the first N rows")
     p.add_argument("--config", help="config.toml ([scoring] embedder, [judge] endpoint)")
-    p.add_argument("--judge-url", help="OpenAI base URL of a judge: also run the Ragas metrics")
-    p.add_argument("--judge-model", help="judge model (default: [judge] model)")
-    p.add_argument("--judge-key-env", help="name of the variable holding the judge's API key")
-    p.add_argument("--questions", type=int, help="n for Ragas answer relevance (default 3)")
-    p.add_argument("--concurrency", type=int, help="judge calls in flight")
+    add_endpoint_arguments(p)  # --judge-url given: the Ragas metrics run too
     p.add_argument("--cache", help="judge cache file (resumable; default: none)")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     return p
@@ -524,24 +521,12 @@ def run_wikieval(args: argparse.Namespace) -> int:
 
 
 def _run_judge(args: argparse.Namespace, config: Any, rows: Sequence[WikiEvalRow], embedder: Embedder) -> tuple[dict[str, dict[str, MetricOutcome]], dict[str, Any]]:
-    import dataclasses
 
     from ragtap.judge.cache import JudgeCache
     from ragtap.judge.client import JudgeClient
     from ragtap.judge.ragas import Judge
-    from ragtap.judge.settings import JudgeSettings
 
-    settings = getattr(config, "judge", None) or JudgeSettings()
-    changes: dict[str, Any] = {"base_url": args.judge_url}
-    if args.judge_model:
-        changes["model"] = args.judge_model
-    if args.judge_key_env:
-        changes["api_key_env"] = args.judge_key_env
-    if args.questions is not None:
-        changes["questions"] = args.questions
-    if args.concurrency is not None:
-        changes["concurrency"] = args.concurrency
-    settings = dataclasses.replace(settings, **changes)
+    settings = with_arguments(config.judge, args)
     cache = JudgeCache(args.cache) if args.cache else None
     progress = None
     if not args.quiet:
