@@ -34,10 +34,9 @@ from ragtap.config import Config
 from ragtap.embedding.cache import CachedEmbedder
 from ragtap.embedding.factory import make_embedder
 from ragtap.exporters.base import Exporter
-from ragtap.pipeline.batch import ScoringPolicy
 from ragtap.pipeline.queue import ScoringQueue
-from ragtap.scoring.refusal import RefusalDetector
 from ragtap.types import Document, Interaction
+from ragtap.wiring import build_policy
 
 
 class Collector(Exporter):
@@ -105,7 +104,7 @@ class Phases:
     def __init__(self, embedder: CachedEmbedder, config: Config) -> None:
         self.embedder = embedder
         self.config = config
-        self.policy = ScoringPolicy(config.thresholds, RefusalDetector.build(config.scoring.refusal_patterns))
+        self.policy = build_policy(config)
 
     def open(self) -> tuple[ScoringQueue, Collector]:
         collector = Collector()

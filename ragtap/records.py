@@ -58,7 +58,7 @@ def interaction_from_record(record: dict[str, Any], where: str = "record") -> In
         supporting=supporting,
         id=None if rid is None else str(rid),
         model=record.get("model") if isinstance(record.get("model"), str) else None,
-        meta={"record": record},
+        record=record,
     )
 
 
@@ -89,7 +89,7 @@ def assessment_fields(assessment: Assessment) -> dict[str, Any]:
 
 def base_record(interaction: Interaction) -> dict[str, Any]:
     """The input line the interaction was read from, or (from the proxy) its texts in the input format."""
-    base = interaction.meta.get("record")
+    base = interaction.record
     if base is None:
         base = {
             "id": interaction.id,

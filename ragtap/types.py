@@ -7,8 +7,12 @@ Data flows one way: a request is *recognised* into a `RagContext`, the proxy tur
 from __future__ import annotations
 
 import enum
-from dataclasses import dataclass, field
-from typing import Any
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from ragtap.exchange import ExchangeRecord
+    from ragtap.judge.ragas import Judgement
 
 
 @dataclass(frozen=True, slots=True)
@@ -57,8 +61,10 @@ class Interaction:
     id: str | None = None
     model: str | None = None
     unscored_reason: str | None = None
-    # Free-form context for exporters (the exchange record, the input line's extra fields, ...).
-    meta: dict[str, Any] = field(default_factory=dict)
+    exchange: ExchangeRecord | None = None  # online: the proxy's record of the HTTP exchange
+    record: dict[str, Any] | None = None  # offline: the JSONL input line it was read from (kept in the output)
+    enqueued_at: float | None = None  # perf_counter() when handed to scoring (time-to-verdict)
+    judgement: Judgement | None = None  # the LLM judge tier's result, when it judged this interaction
 
 
 class Verdict(str, enum.Enum):

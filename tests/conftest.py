@@ -24,7 +24,8 @@ import pytest
 from aiohttp import web
 
 from ragtap.config import Config, load_config
-from ragtap.exporters.base import ExchangeRecord, Exporter
+from ragtap.exchange import ExchangeRecord
+from ragtap.exporters.base import Exporter
 from ragtap.proxy.server import RagtapServer
 from ragtap.testing.upstream import ScriptedReply, ScriptedUpstream, echo_script
 from ragtap.types import Assessment, Interaction
@@ -43,6 +44,15 @@ def embedder():  # type: ignore[no-untyped-def]
     from ragtap.embedding.factory import make_embedder
 
     return make_embedder("minilm")
+
+
+def use_embedder(monkeypatch: pytest.MonkeyPatch, instance: Any, name: str = "test-instance") -> None:
+    """Make commands that build their embedder from the config (`ragtap.wiring.build_embedder`) use `instance`:
+    registered under `name` and selected through RAGTAP_EMBEDDER, as a user would select any embedder."""
+    from ragtap.embedding.factory import register_embedder
+
+    register_embedder(name, lambda **_options: instance)
+    monkeypatch.setenv("RAGTAP_EMBEDDER", name)
 
 
 # --------------------------------------------------------------------------------------------------------------

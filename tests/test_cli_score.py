@@ -10,6 +10,8 @@ import pytest
 
 from ragtap.cli import main
 
+from conftest import use_embedder
+
 METRIC_KEYS = {"sdq", "sdrd", "sda", "qrd", "qa", "ard"}
 EXPECTED = {
     "thesis-1": ("grounded", False),
@@ -23,11 +25,9 @@ EXPECTED = {
 @pytest.fixture(autouse=True)
 def _shared_embedder(monkeypatch: pytest.MonkeyPatch, embedder) -> None:  # type: ignore[no-untyped-def]
     """The command builds its embedder from the config; hand it the session's MiniLM instead of loading another."""
-    import ragtap.proxy.app
-
-    monkeypatch.setattr(ragtap.proxy.app, "build_embedder", lambda config: embedder)
-    for name in ("RAGTAP_EMBEDDER", "RAGTAP_THRESHOLD_SDQ", "RAGTAP_THRESHOLD_SDRD", "RAGTAP_THRESHOLD_SDA", "RAGTAP_THRESHOLD_QRD", "RAGTAP_THRESHOLD_QA", "RAGTAP_THRESHOLD_ARD"):
+    for name in ("RAGTAP_THRESHOLD_SDQ", "RAGTAP_THRESHOLD_SDRD", "RAGTAP_THRESHOLD_SDA", "RAGTAP_THRESHOLD_QRD", "RAGTAP_THRESHOLD_QA", "RAGTAP_THRESHOLD_ARD"):
         monkeypatch.delenv(name, raising=False)
+    use_embedder(monkeypatch, embedder)
 
 
 def thesis_lines() -> list[str]:

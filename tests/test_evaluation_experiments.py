@@ -24,6 +24,8 @@ from ragtap.evaluation.datasets import DatasetError, load_cloud_faq, load_pool, 
 from ragtap.evaluation.generate import GenerationSettings
 from ragtap.testing.upstream import ScriptedReply, ScriptedUpstream, json_reply, was_injected
 
+from conftest import use_embedder
+
 SHARED = Path(__file__).resolve().parents[1] / ".." / "shared" / "data"
 
 
@@ -277,11 +279,10 @@ def faq_script(body: dict[str, Any]) -> ScriptedReply:
 
 def test_cloud_faq_end_to_end_through_the_cli(tmp_path: Path, embedder, monkeypatch: pytest.MonkeyPatch, capsys) -> None:  # type: ignore[no-untyped-def]
     from ragtap import cli
-    from ragtap.proxy import app
 
     data_dir = tmp_path / "data"
     write_faq(data_dir)
-    monkeypatch.setattr(app, "build_embedder", lambda config: embedder)
+    use_embedder(monkeypatch, embedder)
     monkeypatch.setenv("RAGTAP_TEST_KEY", "sk-from-env")
     out = tmp_path / "out"
     with upstream_thread(faq_script) as upstream:
@@ -449,14 +450,13 @@ def test_cli_reports_a_bad_data_dir(tmp_path: Path, capsys) -> None:  # type: ig
 def test_cloud_faq_no_llm_on_a_subset_of_the_real_data(tmp_path: Path, embedder, monkeypatch: pytest.MonkeyPatch) -> None:  # type: ignore[no-untyped-def]
     """The real FAQ rows, cut down in a temporary directory (120 aws answers indexed), through the CLI."""
     from ragtap import cli
-    from ragtap.proxy import app
 
     rows = [json.loads(line) for line in (SHARED / "cloud_faq" / "cloud_faq_dataset.jsonl").read_text().splitlines()]
     aws = [r for r in rows if r["source"] == "aws"][:120]
     others = [r for r in rows if r["source"] in ("gcp", "ibm")][::40][:60]
     (tmp_path / "cloud_faq").mkdir()
     (tmp_path / "cloud_faq" / "cloud_faq_dataset.jsonl").write_text("".join(json.dumps(r) + "\n" for r in aws + others))
-    monkeypatch.setattr(app, "build_embedder", lambda config: embedder)
+    use_embedder(monkeypatch, embedder)
     out = tmp_path / "out"
     assert cli.main(["experiment", "cloud-faq", "--no-llm", "--data", str(tmp_path), "--out", str(out), "--limit", "40",
                      "--no-index-cache", "--quiet", "--no-plots"]) == 0

@@ -17,6 +17,8 @@ from ragtap.judge.sentences import split_sentences
 from ragtap.judge.testing import EXTRACT, QUESTIONS, STATEMENTS, VERIFY, Fixture, fixture_script, generic_ragas_script, prompt_kind
 from ragtap.testing.upstream import ScriptedUpstream
 
+from conftest import use_embedder
+
 # --------------------------------------------------------------------------------------- fixtures (by hand)
 
 QUESTION_A = "Who directed the film Oppenheimer and who plays the lead?"
@@ -324,9 +326,7 @@ def run_cli(argv: list[str]) -> int:
 
 @pytest.fixture
 def table_embedder(monkeypatch: pytest.MonkeyPatch) -> None:
-    import ragtap.proxy.app
-
-    monkeypatch.setattr(ragtap.proxy.app, "build_embedder", lambda config: TableEmbedder())
+    use_embedder(monkeypatch, TableEmbedder())
 
 
 async def test_ragtap_judge_command_is_resumable_and_reports_cost(tmp_path: Path, table_embedder, capfd) -> None:

@@ -201,7 +201,7 @@ async def test_online_judge_floods_off_the_response_path_within_limits() -> None
         await online.aclose()
 
     interaction_0, judgement_0 = recorder.judged[0]
-    assert interaction_0.meta["judgement"] is judgement_0 and judgement_0.score("faithfulness") == 1.0
+    assert interaction_0.judgement is judgement_0 and judgement_0.score("faithfulness") == 1.0
     sample = lambda name, labels: registry.get_sample_value(name, labels)  # noqa: E731
     assert sum(sample("ragtap_judge_judgements_total", {"trigger": t}) for t in ("not_grounded", "sampled")) == online.judged
     assert sample("ragtap_judge_calls_total", {"outcome": "ok"}) == 4 * online.judged
@@ -261,7 +261,7 @@ def test_otel_events_link_to_the_response() -> None:
     from opentelemetry.sdk.trace.export import SimpleSpanProcessor
     from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
-    from ragtap.exporters.base import ExchangeRecord
+    from ragtap.exchange import ExchangeRecord
 
     memory = InMemorySpanExporter()
     provider = TracerProvider()
@@ -272,7 +272,7 @@ def test_otel_events_link_to_the_response() -> None:
     exchange.extras["otel_span"] = chat
     chat.end()
     item = interaction(1)
-    item.meta["exchange"] = exchange
+    item.exchange = exchange
     OtelJudgeExporter(tracer).interaction_judged(item, make_judgement())
     span = next(s for s in memory.get_finished_spans() if s.name == "evaluate ragas")
     assert span.parent is not None and span.parent.span_id == chat.get_span_context().span_id

@@ -15,7 +15,8 @@ from opentelemetry.sdk.trace.export import SimpleSpanProcessor, SpanExportResult
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 from opentelemetry.trace import SpanKind, StatusCode
 
-from ragtap.exporters.base import ExchangeRecord, ExporterSet
+from ragtap.exchange import ExchangeRecord
+from ragtap.exporters.base import ExporterSet
 from ragtap.exporters.otel import (
     EVALUATION_EVENT,
     CountingSpanExporter,
@@ -64,7 +65,7 @@ def make_interaction(exchange: ExchangeRecord | None, **kw) -> Interaction:
                 documents=(Document("email subscribers specify the protocol " * 10, id="doc-a"),
                            Document("second document " * 500)),
                 answer="You create a webhook by ... " * 300, supporting="general knowledge " * 400,
-                model="gpt-4o", meta={"exchange": exchange} if exchange else {})
+                model="gpt-4o", exchange=exchange)
     base.update(kw)
     return Interaction(**base)
 

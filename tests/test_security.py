@@ -25,7 +25,7 @@ from ragtap.exporters.jsonl import JsonlExporter
 from ragtap.exporters.otel import OtelExporter
 from ragtap.exporters.prometheus import PrometheusExporter
 from ragtap.exporters.settings import OtelSettings, PrometheusSettings
-from ragtap.proxy.app import build_exporters
+from ragtap.wiring import build_exporters
 from ragtap.proxy.server import RagtapServer
 
 from conftest import ENV, free_port, rag_messages
@@ -248,7 +248,8 @@ async def test_message_content_is_exported_only_when_configured(embedder, tmp_pa
         if capture:
             flags["log"] = {"interactions_path": str(tmp_path / "interactions.jsonl")}
         config = load_config(environ=ENV, flags=flags)
-        exporters, prometheus = build_exporters(dataclass_replace_otel_off(config))
+        built = build_exporters(dataclass_replace_otel_off(config))
+        exporters, prometheus = built.exporters, built.prometheus
         spans = InMemorySpanExporter()
         otel = OtelExporter(config.otel, span_exporter=spans)
         async with RagtapServer(config, embedder=embedder, exporters=[*exporters, otel]) as server, aiohttp.ClientSession() as session:

@@ -21,6 +21,8 @@ from ragtap.judge import wikieval as W
 from ragtap.judge.testing import QUESTIONS, STATEMENTS, VERIFY, _section, _STATEMENT_LINE, generic_ragas_script, prompt_kind, user_text
 from ragtap.testing.upstream import ScriptedReply, ScriptedUpstream
 
+from conftest import use_embedder
+
 DATA = W.data_file(os.environ.get("RAGTAP_DATA", str(Path(__file__).resolve().parents[1] / ".." / "shared" / "data")))
 needs_data = pytest.mark.skipif(not DATA.is_file(), reason=f"WikiEval not found at {DATA}")
 
@@ -42,9 +44,7 @@ class BagOfWords:
 
 @pytest.fixture
 def bag_of_words(monkeypatch: pytest.MonkeyPatch) -> None:
-    import ragtap.proxy.app
-
-    monkeypatch.setattr(ragtap.proxy.app, "build_embedder", lambda config: BagOfWords())
+    use_embedder(monkeypatch, BagOfWords())
 
 
 def run_experiment(argv: list[str]) -> int:

@@ -34,9 +34,8 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
 
 def _scorer(config_path: str | None):  # type: ignore[no-untyped-def]
     def score(records: list[dict[str, Any]]) -> list[dict[str, float | None]]:
-        from ragtap.evaluation.common import policy
         from ragtap.pipeline.batch import assess_batch
-        from ragtap.proxy.app import build_embedder
+        from ragtap.wiring import build_embedder, build_policy
         from ragtap.records import RecordError, interaction_from_record
 
         config = load_config(config_path)
@@ -47,7 +46,7 @@ def _scorer(config_path: str | None):  # type: ignore[no-untyped-def]
             from ragtap.evaluation.calibration import CalibrationError
 
             raise CalibrationError(f"cannot score a line without 'scores': {error}") from error
-        assessments = assess_batch(items, build_embedder(config), policy(config))
+        assessments = assess_batch(items, build_embedder(config), build_policy(config))
         return [a.scores.as_dict() for a in assessments]
 
     return score

@@ -92,7 +92,7 @@ def _run(args: argparse.Namespace) -> int:
     from ragtap.evaluation.datasets import resolve_data_dir
     from ragtap.evaluation.generate import GenerationAborted, GenerationSettings
     from ragtap.evaluation.retrieval import default_cache_dir
-    from ragtap.proxy.app import build_embedder
+    from ragtap.wiring import build_embedder
 
     config = load_config(args.config)
     data_dir = resolve_data_dir(args.data)

@@ -61,7 +61,7 @@ def run(args: argparse.Namespace) -> int:
         return 2
     embedder = None
     if ANSWER_RELEVANCE in settings.metrics:
-        from ragtap.proxy.app import build_embedder
+        from ragtap.wiring import build_embedder
 
         embedder = build_embedder(config)
     cache = None if args.no_cache else JudgeCache(args.cache or default_cache_path(args))

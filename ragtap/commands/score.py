@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import dataclasses
-import os
 import sys
 import time
 from collections import Counter
@@ -58,16 +56,13 @@ def summary(verdicts: Counter[str], poor: int, scores: dict[str, list[float]], t
 
 
 def run(args: argparse.Namespace) -> int:
-    from ragtap.pipeline.batch import ScoringPolicy, assess_batch
-    from ragtap.proxy.app import build_embedder
-    from ragtap.scoring.refusal import RefusalDetector
+    from ragtap.pipeline.batch import assess_batch
+    from ragtap.wiring import build_embedder, build_policy
 
     config = load_config(args.config)
     interactions: list[Interaction] = read_interaction_file(args.file)
-    # Offline there is no request path to protect: let onnxruntime use every core.
-    scoring = dataclasses.replace(config.scoring, embedder_threads=max(config.scoring.embedder_threads, os.cpu_count() or 1))
-    embedder = build_embedder(dataclasses.replace(config, scoring=scoring))
-    policy = ScoringPolicy(config.thresholds, RefusalDetector.build(config.scoring.refusal_patterns))
+    embedder = build_embedder(config, all_cores=True)  # offline: no request path to protect
+    policy = build_policy(config)
     out: IO[bytes] = open(args.out, "wb") if args.out else sys.stdout.buffer  # noqa: SIM115
     verdicts: Counter[str] = Counter()
     scores: dict[str, list[float]] = {m: [] for m in METRICS}

@@ -10,21 +10,22 @@ from typing import TYPE_CHECKING, Any
 
 from ragtap.embedding.base import Embedder, l2_normalise
 from ragtap.embedding.cache import CachedEmbedder
-from ragtap.embedding.factory import KINDS, make_embedder
+from ragtap.embedding.factory import embedder_kinds, make_embedder, register_embedder
 
 if TYPE_CHECKING:
     from ragtap.embedding.minilm import MiniLMEmbedder, ModelUnavailableError
     from ragtap.embedding.openai_backend import OpenAIEmbedder
 
 __all__ = [
-    "KINDS",
     "CachedEmbedder",
     "Embedder",
     "MiniLMEmbedder",
     "ModelUnavailableError",
     "OpenAIEmbedder",
+    "embedder_kinds",
     "l2_normalise",
     "make_embedder",
+    "register_embedder",
 ]
 
 _LAZY = {

@@ -11,10 +11,10 @@ from typing import TYPE_CHECKING, Any
 
 from ragtap.config import Config
 from ragtap.evaluation.generate import GenerationRun, GenerationSettings
-from ragtap.pipeline.batch import ScoringPolicy, assess_batch
+from ragtap.pipeline.batch import assess_batch
 from ragtap.records import assessment_fields
-from ragtap.scoring.refusal import RefusalDetector
 from ragtap.types import Assessment, Document, Interaction
+from ragtap.wiring import build_policy
 
 if TYPE_CHECKING:
     from ragtap.embedding.base import Embedder
@@ -40,10 +40,6 @@ class RunOptions:
         return self.cache_path or (self.out_dir / "generations.jsonl")
 
 
-def policy(config: Config) -> ScoringPolicy:
-    return ScoringPolicy(config.thresholds, RefusalDetector.build(config.scoring.refusal_patterns))
-
-
 def score_offline(
     interactions: Sequence[Interaction], embedder: Embedder, config: Config, *, desc: str = "scoring", batch: int = 128, quiet: bool = False
 ) -> list[Assessment]:
@@ -51,7 +47,7 @@ def score_offline(
     from tqdm import tqdm
 
     out: list[Assessment] = []
-    rules = policy(config)
+    rules = build_policy(config)
     with tqdm(total=len(interactions), desc=desc, unit="interaction", file=sys.stderr, disable=quiet) as bar:
         for start in range(0, len(interactions), batch):
             part = interactions[start : start + batch]

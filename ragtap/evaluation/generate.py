@@ -116,7 +116,7 @@ class CollectingExporter(Exporter):
         self._waiting.pop(trace_id, None)
 
     def interaction_scored(self, interaction: Interaction, assessment: Assessment, seconds: float) -> None:
-        exchange = interaction.meta.get("exchange")
+        exchange = interaction.exchange
         traceparent = getattr(exchange, "trace_headers", {}).get("traceparent", "") if exchange is not None else ""
         parts = traceparent.split("-")
         if len(parts) < 3:

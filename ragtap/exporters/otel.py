@@ -44,7 +44,8 @@ from opentelemetry.sdk.trace.export import (
 from opentelemetry.trace import SpanKind, Status, StatusCode
 from opentelemetry.trace.propagation.tracecontext import TraceContextTextMapPropagator
 
-from ragtap.exporters.base import ExchangeRecord, Exporter
+from ragtap.exchange import ExchangeRecord
+from ragtap.exporters.base import Exporter
 from ragtap.exporters.settings import OtelSettings
 from ragtap.types import METRICS, Assessment, Interaction, Verdict
 
@@ -175,6 +176,8 @@ class OtelExporter(Exporter):
     around the exporter `settings.exporter` names; `span_exporter` replaces that exporter (tests).
     """
 
+    flushes_over_network = True
+
     def __init__(self, settings: OtelSettings | None = None, tracer_provider: TracerProvider | None = None, *,
                  span_exporter: SpanExporter | None = None, stats: ExportStats | None = None) -> None:
         self.settings = settings or OtelSettings(enabled=True)
@@ -263,9 +266,7 @@ class OtelExporter(Exporter):
 
     # ---------------------------------------------------------------------------------------- evaluation
     def interaction_scored(self, interaction: Interaction, assessment: Assessment, seconds: float) -> None:
-        exchange = interaction.meta.get("exchange") if isinstance(interaction.meta, dict) else None
-        if not isinstance(exchange, ExchangeRecord):
-            exchange = None
+        exchange = interaction.exchange
         parent = None
         if exchange is not None:
             chat_span = exchange.extras.get(SPAN_KEY)

@@ -32,7 +32,8 @@ from prometheus_client.core import CounterMetricFamily
 from prometheus_client.exposition import CONTENT_TYPE_LATEST, generate_latest
 from prometheus_client.openmetrics import exposition as openmetrics
 
-from ragtap.exporters.base import ExchangeRecord, Exporter
+from ragtap.exchange import ExchangeRecord
+from ragtap.exporters.base import Exporter
 from ragtap.exporters.settings import PrometheusSettings
 from ragtap.types import METRICS, Assessment, Interaction, Verdict
 
@@ -61,7 +62,6 @@ ADDED_BUCKETS: tuple[float, ...] = (0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0
 SCORING_BUCKETS: tuple[float, ...] = (0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60)
 
 _REASON_RE = re.compile(r"[^a-z0-9_]+")
-_SUPPORTING_COUNTED = "prometheus_supporting_counted"  # ExchangeRecord.extras flag
 
 
 def normalise_route(path: str | None) -> str:
@@ -250,7 +250,8 @@ class PrometheusExporter(Exporter):
         for kind_, value in (("input", exchange.input_tokens), ("output", exchange.output_tokens)):
             if value:
                 self.tokens.labels(model, kind_).inc(value)
-        self._count_supporting(exchange, model)
+        if exchange.supporting_tokens:  # settled by the proxy before this hook runs
+            self.tokens.labels(model, "supporting").inc(exchange.supporting_tokens)
 
     def passthrough_finished(self, exchange: ExchangeRecord) -> None:
         route = normalise_route(exchange.route)
@@ -266,18 +267,8 @@ class PrometheusExporter(Exporter):
         if exchange.input_tokens:  # embeddings report prompt tokens
             self.tokens.labels(model, "input").inc(exchange.input_tokens)
 
-    def _count_supporting(self, exchange: ExchangeRecord, model: str) -> None:
-        """Supporting tokens are often counted by the scoring worker, after the exchange finished: count them at
-        whichever hook first sees them, once."""
-        if exchange.supporting_tokens and not exchange.extras.get(_SUPPORTING_COUNTED):
-            exchange.extras[_SUPPORTING_COUNTED] = True
-            self.tokens.labels(model, "supporting").inc(exchange.supporting_tokens)
-
     def interaction_scored(self, interaction: Interaction, assessment: Assessment, seconds: float) -> None:
         model = self._model(_interaction_model(interaction))
-        exchange = interaction.meta.get("exchange") if isinstance(interaction.meta, dict) else None
-        if isinstance(exchange, ExchangeRecord):
-            self._count_supporting(exchange, self._model(exchange.request_model or exchange.response_model))
         if seconds is not None and seconds >= 0:
             self.scoring_seconds.labels(model).observe(seconds)
         verdict = assessment.verdict.value if isinstance(assessment.verdict, Verdict) else str(assessment.verdict)
@@ -306,8 +297,8 @@ class PrometheusExporter(Exporter):
 def _interaction_model(interaction: Interaction) -> str | None:
     if interaction.model:
         return interaction.model
-    exchange = interaction.meta.get("exchange") if isinstance(interaction.meta, dict) else None
-    if isinstance(exchange, ExchangeRecord):
+    exchange = interaction.exchange
+    if exchange is not None:
         return exchange.request_model or exchange.response_model
     return None
 

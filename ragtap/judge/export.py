@@ -124,8 +124,7 @@ def add_judgement_events(span: Any, judgement: Judgement, response_id: str | Non
 
 
 def _response_id(interaction: Interaction) -> str | None:
-    exchange = interaction.meta.get("exchange") if isinstance(interaction.meta, dict) else None
-    return getattr(exchange, "response_id", None) if exchange is not None else None
+    return interaction.exchange.response_id if interaction.exchange is not None else None
 
 
 class OtelJudgeExporter(Exporter):
@@ -139,8 +138,8 @@ class OtelJudgeExporter(Exporter):
         from opentelemetry import trace
         from opentelemetry.trace import SpanKind
 
-        exchange = interaction.meta.get("exchange") if isinstance(interaction.meta, dict) else None
-        chat_span = getattr(exchange, "extras", {}).get(CHAT_SPAN_KEY) if exchange is not None else None
+        exchange = interaction.exchange
+        chat_span = exchange.extras.get(CHAT_SPAN_KEY) if exchange is not None else None
         parent = trace.set_span_in_context(chat_span) if chat_span is not None else None
         now = time.time_ns()
         start = now - int(max(0.0, judgement.seconds) * 1e9)

@@ -274,7 +274,7 @@ class OnlineJudge(Exporter):
         if judgement is None:
             return
         self.judged += 1
-        interaction.meta["judgement"] = judgement
+        interaction.judgement = judgement
         if self.metrics is not None:
             self.metrics.record_judgement(judgement, decision.reason)
         hook = getattr(self.exporter, "interaction_judged", None) if self.exporter is not None else None

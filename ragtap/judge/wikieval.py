@@ -477,13 +477,9 @@ def add_wikieval_parser(subparsers: argparse._SubParsersAction) -> argparse.Argu
 
 
 def _embedder(config: Any) -> Embedder:
-    import dataclasses
+    from ragtap.wiring import build_embedder
 
-    from ragtap.proxy.app import build_embedder
-
-    # An experiment may use every core (the proxy keeps one for its event loop).
-    scoring = dataclasses.replace(config.scoring, embedder_threads=max(config.scoring.embedder_threads, os.cpu_count() or 1))
-    return build_embedder(dataclasses.replace(config, scoring=scoring))
+    return build_embedder(config, all_cores=True)  # an experiment may use every core
 
 
 def run_wikieval(args: argparse.Namespace) -> int:

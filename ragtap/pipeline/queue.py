@@ -89,7 +89,8 @@ class ScoringQueue:
             return None
 
     def _put(self, interaction: Interaction, future: asyncio.Future[Assessment] | None) -> bool:
-        interaction.meta.setdefault("enqueued_at", time.perf_counter())
+        if interaction.enqueued_at is None:
+            interaction.enqueued_at = time.perf_counter()
         try:
             self._queue.put_nowait((interaction, future))
         except asyncio.QueueFull:
@@ -123,16 +124,11 @@ class ScoringQueue:
             now = time.perf_counter()
             for (item, future), assessment in zip(batch, results):
                 self.scored += 1
-                self.exporter.interaction_scored(item, assessment, now - item.meta["enqueued_at"])
+                self.exporter.interaction_scored(item, assessment, now - (item.enqueued_at or now))
                 if future is not None and not future.done():
                     future.set_result(assessment)
 
     def _assess(self, interactions: list[Interaction]) -> list[Assessment]:
-        # Runs in the worker thread: token counting is CPU work too, so it lives here and not on the request path.
-        for item in interactions:
-            exchange = item.meta.get("exchange")
-            if exchange is not None and item.supporting:
-                exchange.supporting_tokens = count_tokens(item.supporting, item.model)
         return assess_batch(interactions, self.embedder, self.policy)
 
     async def stop(self, drain_timeout: float = 5.0) -> None:

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import sys
 import threading
 import time
 from collections.abc import Sequence
@@ -24,14 +23,13 @@ from aiohttp import web
 
 from ragtap.config import Config
 from ragtap.exporters.base import Exporter, ExporterSet
-from ragtap.pipeline.batch import ScoringPolicy
 from ragtap.pipeline.queue import ScoringQueue
 from ragtap.proxy.chat import handle_chat
 from ragtap.proxy.errors import openai_error
 from ragtap.proxy.passthrough import handle_passthrough
 from ragtap.proxy.state import STATE, ProxyState
 from ragtap.proxy.upstream import Upstream, UpstreamTarget
-from ragtap.scoring.refusal import RefusalDetector
+from ragtap.wiring import BuiltExporters, build_embedder, build_exporters, build_online_judge, build_policy
 
 if TYPE_CHECKING:
     from ragtap.embedding.base import Embedder
@@ -40,52 +38,6 @@ if TYPE_CHECKING:
 log = logging.getLogger("ragtap.proxy")
 
 PROMETHEUS: web.AppKey[PrometheusExporter | None] = web.AppKey("ragtap_prometheus")
-
-
-def build_embedder(config: Config) -> Embedder:
-    from ragtap.embedding.factory import make_embedder
-
-    scoring = config.scoring
-    if scoring.embedder == "openai":
-        import os
-
-        return make_embedder(
-            "openai",
-            cache_size=scoring.cache_entries,
-            base_url=scoring.openai_base_url or config.server.upstream,
-            # A keyless local server still needs some key for the SDK; a real endpoint answers 401 to this one.
-            api_key=os.environ.get(scoring.openai_api_key_env) or "no-key-set",
-            model=scoring.openai_model,
-        )
-    return make_embedder(scoring.embedder, cache_size=scoring.cache_entries, intra_op_threads=scoring.embedder_threads)
-
-
-def build_exporters(config: Config) -> tuple[list[Exporter], PrometheusExporter | None]:
-    exporters: list[Exporter] = []
-    prometheus = None
-    if config.prometheus.enabled:
-        from ragtap.exporters.prometheus import PrometheusExporter
-
-        prometheus = PrometheusExporter(config.prometheus)
-        exporters.append(prometheus)
-    if config.otel.enabled:
-        from ragtap.exporters.otel import OtelExporter
-
-        otel = OtelExporter(config.otel)
-        exporters.append(otel)
-        if config.judge.enabled:
-            from ragtap.judge.export import OtelJudgeExporter
-
-            exporters.append(OtelJudgeExporter(otel.tracer))
-        if prometheus is not None:
-            prometheus.watch_errors("otel", lambda: float(otel.stats.failures))
-    if config.log.interactions_path:
-        from ragtap.exporters.jsonl import JsonlExporter
-
-        exporters.append(JsonlExporter(config.log.interactions_path))
-    return exporters, prometheus
-
-
 
 
 @web.middleware
@@ -111,9 +63,8 @@ async def shutdown_exporters(exporters: ExporterSet, budget: float) -> None:
     """Flush and close the exporters.  OpenTelemetry's flush is network I/O that retries up to `export_timeout`
     against a dead collector, so it runs in a daemon thread and is waited for at most `budget` seconds (what is
     left of the grace period); the other exporters (the JSONL log among them) are closed first, here."""
-    otel = sys.modules.get("ragtap.exporters.otel")  # not imported: no OtelExporter can exist
-    network = [e for e in exporters.exporters if otel is not None and isinstance(e, otel.OtelExporter)]
-    local = ExporterSet([e for e in exporters.exporters if all(e is not n for n in network)])
+    network = [e for e in exporters.exporters if e.flushes_over_network]
+    local = ExporterSet([e for e in exporters.exporters if not e.flushes_over_network])
     local.shutdown()
     exporters.errors += local.errors
     if not network:
@@ -148,33 +99,24 @@ def build_app(
     exporters: Sequence[Exporter] | None = None,
 ) -> web.Application:
     """The proxy app.  `embedder`/`exporters` replace the configured ones (the demo and tests pass their own)."""
-    built, prometheus = build_exporters(config) if exporters is None else (list(exporters), None)
-    exporter = ExporterSet(built)
+    built = build_exporters(config) if exporters is None else BuiltExporters(list(exporters))
+    prometheus = built.prometheus
+    exporter = ExporterSet(built.exporters)
     if prometheus is not None:
         prometheus.watch_errors("hooks", lambda: float(exporter.errors))
     scoring = None
+    online_judge = None
     if config.scoring.enabled:
-        policy = ScoringPolicy(config.thresholds, RefusalDetector.build(config.scoring.refusal_patterns))
         scoring = ScoringQueue(
             embedder if embedder is not None else build_embedder(config),
-            policy,
+            build_policy(config),
             exporter,
             maxsize=config.scoring.queue_size,
             batch_max=config.scoring.batch_max,
         )
-    online_judge = None
-    if scoring is not None and config.judge.enabled:
-        # The Ragas judge tier: an exporter that, after scoring, judges flagged interactions in the background.
-        from ragtap.judge.online import build_online_judge
-
-        online_judge = build_online_judge(
-            config.judge,
-            scoring.embedder,
-            exporter,
-            upstream=config.server.upstream,
-            registry=prometheus.registry if prometheus is not None else None,
-        )
-        exporter.add(online_judge)
+        online_judge = build_online_judge(config, scoring.embedder, exporter, built)
+        if online_judge is not None:
+            exporter.add(online_judge)
     server = config.server
     upstream = Upstream(
         UpstreamTarget.parse(server.upstream),

@@ -19,7 +19,7 @@ import aiohttp
 import orjson
 from aiohttp import web
 
-from ragtap.exporters.base import ExchangeRecord
+from ragtap.exchange import ExchangeRecord, request_identity
 from ragtap.proxy.errors import UpstreamUnavailable, openai_error
 from ragtap.proxy.inject import inject, without_ragtap_field
 from ragtap.proxy.passthrough import forward_unchanged, relay_response
@@ -28,9 +28,12 @@ from ragtap.proxy.stream import StreamOutcome, relay_injected, relay_observed, t
 from ragtap.proxy.upstream import request_headers, response_headers
 from ragtap.recognise import recognise
 from ragtap.split.reply import split_reply
+from ragtap.tokens import count_tokens
 from ragtap.types import Assessment, Interaction, RagContext
 
 _TRACE_HEADERS = ("traceparent", "tracestate", "baggage")
+# The interaction a handler built for scoring; handed over only after the response (see `_after_response`).
+_PENDING = web.RequestKey("ragtap_pending_interaction", Interaction)
 
 
 def _parse_object(raw: bytes) -> dict[str, Any] | None:
@@ -79,6 +82,7 @@ async def handle_chat(request: web.Request) -> web.StreamResponse:
         model = body.get("model")
         record.request_model = model if isinstance(model, str) else None
         record.stream = body.get("stream") is True
+    record.user, record.session = request_identity(body, request.headers)
     context = recognition.context if recognition is not None else None
     if context is not None and not isinstance(body.get("messages"), list):  # type: ignore[union-attr]
         # A `ragtap` field but no message list to add the instruction to: the upstream judges the request itself.
@@ -107,13 +111,22 @@ async def handle_chat(request: web.Request) -> web.StreamResponse:
         )
     except asyncio.CancelledError:  # the app hung up (or the grace period ran out): the upstream request is dropped
         record.outcome, record.finished_at = "incomplete", now()
-        asyncio.get_running_loop().call_soon(state.exporter.exchange_finished, record)
+        asyncio.get_running_loop().call_soon(_after_response, state, record, None)
         raise
     record.finished_at = now()
-    # The exporters run right after the response is handed to aiohttp (next loop turn), so their work (~20-50 us
-    # for Prometheus) is not part of the app's latency.  They see the same record, timestamps included.
-    asyncio.get_running_loop().call_soon(state.exporter.exchange_finished, record)
+    # Runs right after the response is handed to aiohttp (next loop turn): not part of the app's latency.
+    asyncio.get_running_loop().call_soon(_after_response, state, record, request.get(_PENDING))
     return response
+
+
+def _after_response(state: ProxyState, record: ExchangeRecord, interaction: Interaction | None) -> None:
+    """Settle the token counts, then run the exporters' exchange hooks, then hand the interaction to scoring: in
+    that order, so that every hook (and the scored interaction's exporters) sees the final record."""
+    if interaction is not None and interaction.supporting and record.supporting_tokens is None:
+        record.supporting_tokens = count_tokens(interaction.supporting, interaction.model)
+    state.exporter.exchange_finished(record)
+    if interaction is not None and state.scoring is not None:
+        state.scoring.submit(interaction)
 
 
 async def _send(request: web.Request, state: ProxyState, body: bytes, record: ExchangeRecord) -> aiohttp.ClientResponse:
@@ -153,7 +166,7 @@ async def _injected(request: web.Request, state: ProxyState, body: dict[str, Any
     if forwarded.get("stream") is True and "text/event-stream" in upstream.headers.get("Content-Type", ""):
         # (an upstream that ignores `stream` and answers with one JSON body, or with HTML, is handled below)
         response, outcome = await relay_injected(request, upstream, record, forward_usage=not added_usage)
-        _submit(state, _interaction(context, outcome.answer, outcome.supporting, outcome.unscored_reason, record))
+        _defer_scoring(request, _interaction(context, outcome.answer, outcome.supporting, outcome.unscored_reason, record))
         return response
 
     data = await _read_whole(upstream, record)
@@ -163,7 +176,7 @@ async def _injected(request: web.Request, state: ProxyState, body: dict[str, Any
     if completion is None or message is None or not isinstance(message.get("content"), str):
         # Not a chat.completion we understand (or a tool call / refusal): return it untouched.
         _note_completion(completion, record)
-        _submit(state, _interaction(context, None, None, "upstream_not_json" if completion is None else "no_text_content", record))
+        _defer_scoring(request, _interaction(context, None, None, "upstream_not_json" if completion is None else "no_text_content", record))
         return web.Response(status=upstream.status, body=data, headers=headers)
 
     finish = completion["choices"][0].get("finish_reason")
@@ -172,10 +185,12 @@ async def _injected(request: web.Request, state: ProxyState, body: dict[str, Any
     _note_completion(completion, record)
     interaction = _interaction(context, split.answer, split.supporting, split.unscored_reason, record)
     if _debug_requested(request, state):
+        if split.supporting:  # scored before the response: settle the count now, as `_after_response` would
+            record.supporting_tokens = count_tokens(split.supporting, interaction.model)
         assessment = await state.scoring.score_now(interaction, state.config.server.debug_wait_s) if state.scoring else None
         _add_debug_headers(headers, assessment, split.unscored_reason)
     else:
-        _submit(state, interaction)
+        _defer_scoring(request, interaction)
     return web.Response(status=upstream.status, body=_dumps(completion) or data, headers=headers)
 
 
@@ -195,7 +210,7 @@ async def _observed(
         message = _first_message(completion)
         content = message.get("content") if message else None
         outcome = StreamOutcome(content, None, None) if isinstance(content, str) else StreamOutcome("", None, "no_text_content")
-    _submit(state, _interaction(context, outcome.answer, None, outcome.unscored_reason, record))
+    _defer_scoring(request, _interaction(context, outcome.answer, None, outcome.unscored_reason, record))
     return response
 
 
@@ -243,13 +258,12 @@ def _interaction(context: RagContext, answer: str | None, supporting: str | None
         id=record.response_id,
         model=record.response_model or record.request_model,
         unscored_reason=reason,
-        meta={"exchange": record},
+        exchange=record,
     )
 
 
-def _submit(state: ProxyState, interaction: Interaction) -> None:
-    if state.scoring is not None:
-        state.scoring.submit(interaction)
+def _defer_scoring(request: web.Request, interaction: Interaction) -> None:
+    request[_PENDING] = interaction
 
 
 def _debug_requested(request: web.Request, state: ProxyState) -> bool:

@@ -8,7 +8,7 @@ import aiohttp
 from aiohttp import web
 from time import perf_counter as _now
 
-from ragtap.exporters.base import ExchangeRecord
+from ragtap.exchange import ExchangeRecord
 from ragtap.proxy.errors import UpstreamUnavailable
 from ragtap.proxy.state import STATE, ProxyState
 from ragtap.proxy.upstream import request_headers, response_headers

@@ -20,7 +20,7 @@ import aiohttp
 import orjson
 from aiohttp import web
 
-from ragtap.exporters.base import ExchangeRecord
+from ragtap.exchange import ExchangeRecord
 from ragtap.proxy.sse import DONE_EVENT, SSEDecoder, encode_event
 from ragtap.proxy.upstream import response_headers
 from ragtap.split.stream import AnswerStreamExtractor, StreamResult

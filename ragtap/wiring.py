@@ -1,0 +1,121 @@
+"""Builds ragtap's parts from a `Config`: the one place where settings become objects.
+
+The server, every command, the benchmarks and the tests build the embedder, the scoring policy, the exporters
+and the online judge here, so each is built one way.  Exporters are found by name in a registry (like the
+embedders in `ragtap.embedding.factory`): a new exporter registers a factory instead of growing an if-chain.
+
+    config = load_config("config.toml")
+    embedder = build_embedder(config)            # behind the LRU cache
+    policy = build_policy(config)                # thresholds + refusal wording
+    built = build_exporters(config)              # built.exporters, built.prometheus
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+from ragtap.config import Config
+from ragtap.pipeline.batch import ScoringPolicy
+from ragtap.scoring.refusal import RefusalDetector
+
+if TYPE_CHECKING:
+    from ragtap.embedding.base import Embedder
+    from ragtap.exporters.base import Exporter
+    from ragtap.exporters.prometheus import PrometheusExporter
+    from ragtap.judge.online import OnlineJudge
+
+
+def build_embedder(config: Config, *, all_cores: bool = False) -> Embedder:
+    """The configured embedder.  `all_cores`: offline work (commands, experiments) has no request path to protect,
+    so onnxruntime may use every core; the proxy keeps `[scoring] embedder_threads` (one, by default)."""
+    from ragtap.embedding.factory import make_embedder
+
+    scoring = config.scoring
+    if scoring.embedder == "openai":
+        return make_embedder(
+            "openai",
+            cache_size=scoring.cache_entries,
+            base_url=scoring.openai_base_url or config.server.upstream,
+            # A keyless local server still needs some key for the SDK; a real endpoint answers 401 to this one.
+            api_key=os.environ.get(scoring.openai_api_key_env) or "no-key-set",
+            model=scoring.openai_model,
+        )
+    threads = max(scoring.embedder_threads, os.cpu_count() or 1) if all_cores else scoring.embedder_threads
+    return make_embedder(scoring.embedder, cache_size=scoring.cache_entries, intra_op_threads=threads)
+
+
+def build_policy(config: Config) -> ScoringPolicy:
+    """The scoring core's rules: thresholds and the refusal wording (built-in phrases plus config regexes)."""
+    return ScoringPolicy(config.thresholds, RefusalDetector.build(config.scoring.refusal_patterns))
+
+
+@dataclass
+class BuiltExporters:
+    exporters: list[Exporter] = field(default_factory=list)
+    prometheus: PrometheusExporter | None = None  # also serves /metrics, and other parts register gauges on it
+
+
+# A factory returns the exporters its part of the config turns on (none when it is off).
+ExporterFactory = Callable[[Config, BuiltExporters], "list[Exporter]"]
+
+
+def _prometheus(config: Config, built: BuiltExporters) -> list[Exporter]:
+    if not config.prometheus.enabled:
+        return []
+    from ragtap.exporters.prometheus import PrometheusExporter
+
+    built.prometheus = PrometheusExporter(config.prometheus)
+    return [built.prometheus]
+
+
+def _otel(config: Config, built: BuiltExporters) -> list[Exporter]:
+    if not config.otel.enabled:
+        return []
+    from ragtap.exporters.otel import OtelExporter
+
+    otel = OtelExporter(config.otel)
+    if built.prometheus is not None:
+        built.prometheus.watch_errors("otel", lambda: float(otel.stats.failures))
+    if not config.judge.enabled:
+        return [otel]
+    from ragtap.judge.export import OtelJudgeExporter
+
+    return [otel, OtelJudgeExporter(otel.tracer)]
+
+
+def _jsonl(config: Config, built: BuiltExporters) -> list[Exporter]:
+    if not config.log.interactions_path:
+        return []
+    from ragtap.exporters.jsonl import JsonlExporter
+
+    return [JsonlExporter(config.log.interactions_path)]
+
+
+# Name -> factory, in build order (Prometheus first: later exporters may register their error counts on it).
+EXPORTERS: dict[str, ExporterFactory] = {"prometheus": _prometheus, "otel": _otel, "jsonl": _jsonl}
+
+
+def register_exporter(name: str, factory: ExporterFactory) -> None:
+    """Add an exporter that `build_exporters` builds after the built-in ones (its factory decides from the config
+    whether it is on)."""
+    EXPORTERS[name] = factory
+
+
+def build_exporters(config: Config) -> BuiltExporters:
+    built = BuiltExporters()
+    for factory in EXPORTERS.values():
+        built.exporters.extend(factory(config, built))
+    return built
+
+
+def build_online_judge(config: Config, embedder: Embedder, exporter: Exporter, built: BuiltExporters) -> OnlineJudge | None:
+    """The Ragas judge tier (an exporter that judges flagged interactions in the background), when configured."""
+    if not config.judge.enabled:
+        return None
+    from ragtap.judge.online import build_online_judge as build
+
+    registry = built.prometheus.registry if built.prometheus is not None else None
+    return build(config.judge, embedder, exporter, upstream=config.server.upstream, registry=registry)
