@@ -111,6 +111,25 @@ class Thresholds:
 
 
 @dataclass(frozen=True, slots=True)
+class ClaimSupport:
+    """One claim and the evidence for it.  `supported` is None when the claim was not judged (too few words)."""
+
+    of: str  # "answer" or "supporting": which text the offsets point into
+    text: str
+    start: int
+    end: int
+    supported: bool | None
+    reason: str  # lexical | similar | number_missing | name_missing | no_evidence | too_short
+    similarity: float | None  # best cosine over the evidence passages
+    document: int | None  # index of the document holding the best passage (None: the supporting content)
+    passage_start: int | None  # offsets of that passage in its document
+    passage_end: int | None
+    lexical_precision: float
+    missing_numbers: tuple[str, ...]
+    missing_names: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
 class Assessment:
     """The scoring core's output for one interaction."""
 
@@ -120,3 +139,9 @@ class Assessment:
     poor_retrieval: bool | None  # None when there were no documents to judge
     explanation: str
     refusal_phrase: str | None = None  # the wording that marked a refusal, if any
+    claims: tuple[ClaimSupport, ...] = ()  # claim by claim, answer then supporting content (scoring/claims.py)
+
+    @property
+    def unsupported_claims(self) -> tuple[ClaimSupport, ...]:
+        """The answer's claims the evidence does not support (what the triage page highlights)."""
+        return tuple(c for c in self.claims if c.of == "answer" and c.supported is False)

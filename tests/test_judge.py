@@ -13,7 +13,7 @@ import pytest
 from ragtap.judge import Judge, JudgeClient, JudgeEndpoint, answer_relevance_score, context_relevance_score, faithfulness_score
 from ragtap.judge.parse import MalformedReply, as_flag, extract_json
 from ragtap.judge.ragas import parse_extraction, parse_verdicts, prompt_messages, render
-from ragtap.judge.sentences import split_sentences
+from ragtap.scoring.sentences import split_sentences
 from ragtap.judge.testing import EXTRACT, QUESTIONS, STATEMENTS, VERIFY, Fixture, fixture_script, generic_ragas_script, prompt_kind
 from ragtap.testing.upstream import ScriptedUpstream
 

@@ -30,7 +30,7 @@ import numpy as np
 
 from ragtap.judge.client import JudgeCallError, JudgeClient, Usage
 from ragtap.judge.parse import MalformedReply, as_flag, extract_json, extract_object, text_list
-from ragtap.judge.sentences import split_sentences
+from ragtap.scoring.sentences import split_sentences
 from ragtap.prompts import load_prompt
 
 if TYPE_CHECKING:

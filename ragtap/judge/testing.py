@@ -17,7 +17,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from ragtap.judge.sentences import split_sentences
+from ragtap.scoring.sentences import split_sentences
 from ragtap.testing.upstream import ScriptedReply
 
 STATEMENTS = "statements"

@@ -41,7 +41,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from ragtap.judge.sentences import split_sentences
+from ragtap.scoring.sentences import split_sentences
 from ragtap.judge.settings import add_endpoint_arguments, with_arguments
 from ragtap.scoring.refusal import DEFAULT_REFUSAL_DETECTOR
 

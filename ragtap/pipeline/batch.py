@@ -2,20 +2,25 @@
 
 Micro-batching matters on a CPU embedder: one call over 40 texts is several times faster than 40 calls, and
 retrieved documents recur across interactions, so de-duplicating texts saves work before the cache does.
+The texts of one interaction are its question, answer and supporting content, the passages of its documents
+(long documents cut to the embedder's window), and the claims (sentences, list items) of the answer and of the
+supporting content; a one-sentence answer is its own claim, so it costs nothing extra.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 import numpy as np
 
+from ragtap.scoring.claims import Claim, ClaimThresholds, Evidence, judge_claim, split_claims
 from ragtap.scoring.metrics import compute_scores
+from ragtap.scoring.passages import DEFAULT_MAX_WORDS, Passage, split_passages
 from ragtap.scoring.refusal import DEFAULT_REFUSAL_DETECTOR, RefusalDetector
 from ragtap.scoring.verdict import assess
-from ragtap.types import Assessment, Interaction, Thresholds
+from ragtap.types import Assessment, ClaimSupport, Interaction, Thresholds
 
 if TYPE_CHECKING:
     from ragtap.embedding.base import Embedder
@@ -25,6 +30,8 @@ if TYPE_CHECKING:
 class ScoringPolicy:
     thresholds: Thresholds
     refusal: RefusalDetector = DEFAULT_REFUSAL_DETECTOR
+    claims: ClaimThresholds = field(default_factory=ClaimThresholds)
+    passage_words: int = DEFAULT_MAX_WORDS  # documents longer than this are cut into passages
 
 
 class _TextTable:
@@ -39,28 +46,72 @@ class _TextTable:
         return self.rows.setdefault(text, len(self.rows))
 
 
+@dataclass(slots=True)
+class _Plan:
+    """Where one interaction's texts sit in the batch's table of texts."""
+
+    question: int | None
+    answer: int | None
+    supporting: int | None
+    passages: list[Passage]
+    passage_rows: list[int]
+    answer_claims: list[Claim]
+    answer_claim_rows: list[int]
+    supporting_claims: list[Claim]
+    supporting_claim_rows: list[int]
+
+
+def _plan(item: Interaction, table: _TextTable, policy: ScoringPolicy) -> _Plan:
+    answer = item.answer if item.answer else None  # an empty answer is not scoreable
+    supporting = item.supporting if item.supporting else None
+    passages = [p for i, doc in enumerate(item.documents) for p in split_passages(doc.text, i, policy.passage_words)]
+    # Claims are judged only against documents: without any there is nothing to ground on.
+    answer_claims = split_claims(answer) if answer and passages else []
+    supporting_claims = split_claims(supporting) if supporting and passages else []
+    return _Plan(
+        question=table.add(item.question),
+        answer=table.add(answer),
+        supporting=table.add(supporting),
+        passages=passages,
+        passage_rows=[table.add(p.text) for p in passages],  # type: ignore[misc]
+        answer_claims=answer_claims,
+        answer_claim_rows=[table.add(c.text) for c in answer_claims],  # type: ignore[misc]
+        supporting_claims=supporting_claims,
+        supporting_claim_rows=[table.add(c.text) for c in supporting_claims],  # type: ignore[misc]
+    )
+
+
+def _claims(plan: _Plan, vectors: np.ndarray, policy: ScoringPolicy) -> tuple[ClaimSupport, ...]:
+    """The support's claims against the documents; the answer's against the documents and the support (an
+    answer that follows its support follows the documents when the support's own claims hold)."""
+    if not plan.passages:
+        return ()
+    documents = Evidence.of(plan.passages, vectors[plan.passage_rows])
+    judged = [
+        judge_claim(claim, vectors[row], documents, policy.claims, of="supporting")
+        for claim, row in zip(plan.supporting_claims, plan.supporting_claim_rows)
+    ]
+    evidence = documents
+    if plan.supporting_claims:
+        support = [Passage(-1, c.start, c.end, c.text) for c in plan.supporting_claims]
+        evidence = Evidence.of([*plan.passages, *support], vectors[plan.passage_rows + plan.supporting_claim_rows])
+    answer = [judge_claim(claim, vectors[row], evidence, policy.claims) for claim, row in zip(plan.answer_claims, plan.answer_claim_rows)]
+    return (*answer, *judged)
+
+
 def assess_batch(interactions: Sequence[Interaction], embedder: Embedder, policy: ScoringPolicy) -> list[Assessment]:
     table = _TextTable()
-    plan = []
-    for item in interactions:
-        answer = item.answer if item.answer else None  # an empty answer is not scoreable
-        plan.append(
-            (
-                table.add(item.question),
-                [table.add(doc.text) for doc in item.documents],
-                table.add(item.supporting if item.supporting else None),
-                table.add(answer),
-            )
-        )
+    plans = [_plan(item, table, policy) for item in interactions]
     vectors = embedder.embed(list(table.rows)) if table.rows else np.zeros((0, 1), dtype=np.float32)
 
     def row(index: int | None) -> np.ndarray | None:
         return None if index is None else vectors[index]
 
     results = []
-    for item, (q, docs, sd, a) in zip(interactions, plan):
-        doc_matrix = vectors[docs] if docs else np.zeros((0, vectors.shape[1]), dtype=np.float32)
-        scores = compute_scores(row(q), doc_matrix, row(sd), row(a))  # type: ignore[arg-type]
+    for item, plan in zip(interactions, plans):
+        passage_matrix = vectors[plan.passage_rows] if plan.passage_rows else np.zeros((0, vectors.shape[1]), dtype=np.float32)
+        owners = [p.document for p in plan.passages]
+        scores = compute_scores(row(plan.question), passage_matrix, row(plan.supporting), row(plan.answer), owners)  # type: ignore[arg-type]
         # Without retrieved documents there is nothing to ground on: SDRD/QRD/ARD cannot exist, so no verdict.
         reason = item.unscored_reason or (None if item.answer else "empty_answer") or (None if item.documents else "no_documents")
         results.append(
@@ -72,6 +123,8 @@ def assess_batch(interactions: Sequence[Interaction], embedder: Embedder, policy
                 refusal=policy.refusal,
                 supporting=item.supporting,
                 documents=tuple(doc.text for doc in item.documents),
+                claims=_claims(plan, vectors, policy),
+                claim_thresholds=policy.claims,
             )
         )
     return results

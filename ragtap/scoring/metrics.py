@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import numpy as np
 
 from ragtap.types import Scores
@@ -14,13 +16,14 @@ def _cos(a: np.ndarray | None, b: np.ndarray | None) -> float | None:
     return float(np.dot(a, b))
 
 
-def _best(vec: np.ndarray | None, docs: np.ndarray) -> tuple[float | None, int | None]:
-    """Best cosine of `vec` over the document rows: with several documents the best one counts."""
+def _best(vec: np.ndarray | None, docs: np.ndarray, owners: Sequence[int] | None) -> tuple[float | None, int | None]:
+    """Best cosine of `vec` over the passage rows, and the document that passage belongs to: with several
+    documents (or a long document cut into passages) the best one counts."""
     if vec is None or docs.shape[0] == 0:
         return None, None
     sims = docs @ vec
     index = int(np.argmax(sims))
-    return float(sims[index]), index
+    return float(sims[index]), index if owners is None else owners[index]
 
 
 def compute_scores(
@@ -28,15 +31,17 @@ def compute_scores(
     documents: np.ndarray,
     supporting: np.ndarray | None,
     answer: np.ndarray | None,
+    owners: Sequence[int] | None = None,
 ) -> Scores:
     """Scores for one interaction.
 
-    `documents` has one row per retrieved document (possibly zero rows).  The attributed document is the one
-    that best matches the supporting content; without support, the one that best matches the answer.
+    `documents` has one row per passage of the retrieved documents (possibly zero rows); `owners[i]` is the
+    index of the document passage i was cut from (None: one row per document).  The attributed document is the
+    one that best matches the supporting content; without support, the one that best matches the answer.
     """
-    sdrd, sd_doc = _best(supporting, documents)
-    qrd, _ = _best(question, documents)
-    ard, answer_doc = _best(answer, documents)
+    sdrd, sd_doc = _best(supporting, documents, owners)
+    qrd, _ = _best(question, documents, owners)
+    ard, answer_doc = _best(answer, documents, owners)
     return Scores(
         sdq=_cos(supporting, question),
         sdrd=sdrd,

@@ -59,3 +59,22 @@ class RefusalDetector:
 
 
 DEFAULT_REFUSAL_DETECTOR = RefusalDetector.build()
+
+
+# Deferrals and hedges: the answer sends the user elsewhere ("refer to your owner's manual", "contact your
+# dealer") or says it depends, instead of answering.  One such sentence after a real answer is advice; an answer
+# made only of them answers nothing, which the verdict treats as a refusal (scoring/verdict.py).
+_ELSEWHERE = r"(?:(?:owner'?s?|user'?s?|vehicle'?s?|service|product)\s+)*(?:manual|handbook|guide|documentation|docs|website|support|dealer(?:ship)?|manufacturer|mechanic|technician|professional|expert|specialist|provider|carrier|administrator)"
+DEFERRAL_PATTERNS: tuple[str, ...] = (
+    rf"\b(?:refer to|consult(?: with)?|check(?: with)?|see|contact|reach out to|ask|visit|look (?:at|in))\s+(?:the|your|a|an|our|their|its|local|authorized|certified|qualified|reputable)?\s*(?:\w+\s+){{0,3}}?{_ELSEWHERE}\b",
+    r"\b(?:it|this|that|the answer)\s+(?:really\s+)?(?:depends|varies|will vary|may vary|can vary)\b",
+    r"\b(?:may|might|can|will) vary (?:depending on|by|from)\b",
+    r"\bI(?:'m| am) (?:sorry|afraid)\b",
+    r"\b(?:as an AI|I do not have access|I don't have access)\b",
+)
+_DEFERRAL = tuple(re.compile(p, re.IGNORECASE) for p in DEFERRAL_PATTERNS)
+
+
+def is_deferral(sentence: str) -> bool:
+    """True when the sentence defers (elsewhere, "it depends") rather than states something."""
+    return any(p.search(sentence) for p in _DEFERRAL)

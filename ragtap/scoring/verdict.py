@@ -10,9 +10,20 @@ With supporting content (the injected case):
 A short answer whose words stand verbatim in the supporting content (extractive.py) counts as following it:
 SDA passes for the verdict, and rule 3 does not apply (short answers score low QA without being refusals).
 
-Without supporting content (the client owns the reply format, so nothing was injected) the answer is judged
-against the documents directly: refusal wording -> refusal; ARD passes (or the short answer stands verbatim in
-a document) -> grounded; ARD fails -> parametric.
+Claim by claim (scoring/claims.py), after the rules above:
+6. a verdict of `grounded` stands only if every judged claim holds: an answer claim supported by neither the
+   documents nor the support -> unsupported_answer; support claims not found in the documents -> parametric when
+   they are more than `parametric_share` of the support's claims, else unsupported_answer.
+An answer whose every judged claim only defers ("refer to your owner's manual", "it depends") answers nothing:
+refusal, like refusal wording.
+
+Without supporting content (the client owns the reply format, so nothing was injected) the answer's claims are
+judged against the documents: refusal wording or only deferrals -> refusal; every claim supported -> grounded;
+more than `parametric_share` of them unsupported -> parametric; some -> unsupported_answer.  An answer with no
+judgeable claim ("Yes.", "1066") falls back to the whole-text rule: ARD passes (or the short answer stands
+verbatim in a document) -> grounded; ARD fails -> parametric.
+
+Explanations never quote the answer (they are exported without content capture): claims are named by number.
 An interaction the proxy could not split (`unscored_reason`) is `unscored`, but its scores are still reported.
 
 `poor_retrieval` is independent of the verdict: QRD below its threshold.
@@ -20,9 +31,12 @@ An interaction the proxy could not split (`unscored_reason`) is `unscored`, but 
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
+from ragtap.scoring.claims import ClaimThresholds, judged, unsupported
 from ragtap.scoring.extractive import is_extractive
-from ragtap.scoring.refusal import DEFAULT_REFUSAL_DETECTOR, RefusalDetector
-from ragtap.types import PRIMARY_METRICS, Assessment, Scores, Thresholds, Verdict
+from ragtap.scoring.refusal import DEFAULT_REFUSAL_DETECTOR, RefusalDetector, is_deferral
+from ragtap.types import PRIMARY_METRICS, Assessment, ClaimSupport, Scores, Thresholds, Verdict
 
 
 def _passed(scores: Scores, thresholds: Thresholds) -> dict[str, bool]:
@@ -38,6 +52,13 @@ def _fmt(scores: Scores, passed: dict[str, bool], names: tuple[str, ...]) -> str
     return ", ".join(parts)
 
 
+def _claim_numbers(claims: Sequence[ClaimSupport], of: str) -> str:
+    """'claims 2, 4 of 5': positions, never text (explanations are exported without content capture)."""
+    all_of = [c for c in claims if c.of == of and c.supported is not None]
+    bad = [str(i) for i, c in enumerate(all_of, 1) if c.supported is False]
+    return f"claim{'s' if len(bad) > 1 else ''} {', '.join(bad)} of {len(all_of)}"
+
+
 def assess(
     scores: Scores,
     thresholds: Thresholds,
@@ -47,23 +68,39 @@ def assess(
     refusal: RefusalDetector = DEFAULT_REFUSAL_DETECTOR,
     supporting: str | None = None,
     documents: tuple[str, ...] = (),
+    claims: tuple[ClaimSupport, ...] = (),
+    claim_thresholds: ClaimThresholds = ClaimThresholds(),
 ) -> Assessment:
-    """`supporting` and `documents` (texts) are needed only for the short-extractive-answer rule."""
+    """`supporting` and `documents` (texts) are needed only for the short-extractive-answer rule; `claims` are
+    the claim-by-claim judgements of the answer and the support (pipeline/batch.py)."""
     passed = _passed(scores, thresholds)
     poor_retrieval = None if scores.qrd is None else not passed["qrd"]
 
     def result(verdict: Verdict, why: str, phrase: str | None = None) -> Assessment:
-        return Assessment(scores, passed, verdict, poor_retrieval, why, phrase)
+        return Assessment(scores, passed, verdict, poor_retrieval, why, phrase, claims)
 
     if unscored_reason is not None or answer is None or scores.qa is None:
         return result(Verdict.UNSCORED, f"not scored: {unscored_reason or 'no answer'}")
 
     phrase = refusal.find(answer)
     if phrase is not None:
-        return result(Verdict.REFUSAL, f"the answer declines ('{phrase}')", phrase)
+        # The phrase is answer text: kept on the Assessment for content-capturing exporters, not in `why`.
+        return result(Verdict.REFUSAL, "the answer declines (refusal wording)", phrase)
+    answer_claims = judged(claims, "answer")
+    if answer_claims and all(is_deferral(c.text) for c in answer_claims):
+        return result(Verdict.REFUSAL, "the answer only defers (to a manual, a dealer, 'it depends'): it answers nothing")
+    answer_unsupported = unsupported(claims, "answer")
 
     if scores.sdq is None:  # no supporting content: judge the answer against the documents
         detail = _fmt(scores, passed, ("ard", "qa"))
+        if answer_claims:
+            share = len(answer_unsupported) / len(answer_claims)
+            if share == 0:
+                return result(Verdict.GROUNDED, f"every claim of the answer found in the documents ({len(answer_claims)} claims; {detail})")
+            which = _claim_numbers(claims, "answer")
+            if share > claim_thresholds.parametric_share:
+                return result(Verdict.PARAMETRIC, f"most of the answer not found in the documents ({which} unsupported; {detail})")
+            return result(Verdict.UNSUPPORTED_ANSWER, f"part of the answer not found in the documents ({which} unsupported; {detail})")
         if passed.get("ard", False) or any(is_extractive(answer, doc) for doc in documents):
             return result(Verdict.GROUNDED, f"answer close to the documents ({detail}); no supporting content")
         return result(Verdict.PARAMETRIC, f"answer not found in the documents ({detail}); no supporting content")
@@ -74,9 +111,23 @@ def assess(
         primary += "; the answer stands verbatim in the support"
     follows = {**passed, "sda": passed.get("sda", False) or extractive}
     if all(follows.get(name, False) for name in PRIMARY_METRICS):
-        return result(Verdict.GROUNDED, f"support from the documents, on the question, answer follows it ({primary})")
+        return _grounded_unless_a_claim_fails(result, claims, claim_thresholds, primary)
     if not passed.get("qa", False) and not extractive:
         return result(Verdict.REFUSAL, f"answer off the question with poor primary metrics ({primary}, QA fail)")
     if not passed.get("sdrd", False):
         return result(Verdict.PARAMETRIC, f"support not taken from the documents; answer from model knowledge ({primary})")
     return result(Verdict.UNSUPPORTED_ANSWER, f"support taken from the documents but the answer does not follow it ({primary})")
+
+
+def _grounded_unless_a_claim_fails(result, claims: tuple[ClaimSupport, ...], thresholds: ClaimThresholds, primary: str) -> Assessment:  # type: ignore[no-untyped-def]
+    """Rule 6: the whole-text scores say grounded; each claim must agree."""
+    if unsupported(claims, "answer"):
+        which = _claim_numbers(claims, "answer")
+        return result(Verdict.UNSUPPORTED_ANSWER, f"{which} of the answer supported by neither the documents nor the support ({primary})")
+    support_claims, support_unsupported = judged(claims, "supporting"), unsupported(claims, "supporting")
+    if support_unsupported:
+        which = _claim_numbers(claims, "supporting")
+        if len(support_unsupported) / len(support_claims) > thresholds.parametric_share:
+            return result(Verdict.PARAMETRIC, f"most of the support not found in the documents ({which}; {primary})")
+        return result(Verdict.UNSUPPORTED_ANSWER, f"part of the support not found in the documents ({which}; {primary})")
+    return result(Verdict.GROUNDED, f"support from the documents, on the question, answer follows it ({primary})")

@@ -1,6 +1,7 @@
-"""The sentence splitter behind context relevance (and the sentence-level signals of the WikiEval experiment).
+"""The sentence splitter behind claim-level grounding, context relevance and the WikiEval sentence signals.
 
-Context relevance is a ratio of sentence counts, so the count must be reproducible and documented.  The rule:
+Claims are located in the answer by character offsets (the triage page and the exported claims point at them),
+and context relevance is a ratio of sentence counts, so the split must be reproducible and documented.  The rule:
 
 1. Line breaks end a sentence (titles, list items and paragraphs of a document are separate units).
 2. Inside a line, a sentence ends after `.`, `!` or `?` (optionally followed by closing quotes or brackets) when
@@ -47,20 +48,34 @@ def _is_abbreviation(text_before_dot: str) -> bool:
     return token.lower().rstrip(".") in ABBREVIATIONS
 
 
-def split_sentences(text: str) -> list[str]:
-    """Split `text` into sentences by the rule in the module docstring."""
-    sentences: list[str] = []
-    for line in text.splitlines():
+def sentence_spans(text: str) -> list[tuple[int, int]]:
+    """(start, end) character offsets of the sentences of `text`, by the rule in the module docstring."""
+    spans: list[tuple[int, int]] = []
+    line_start = 0
+    for line in text.splitlines(keepends=True):
         start = 0
+        pieces: list[tuple[int, int]] = []
         for match in _BOUNDARY.finditer(line):
             end = match.end()
             piece = line[start:end]
             if match.group(0).startswith(".") and match.group(0).rstrip("\"'”’)]") == "." and _is_abbreviation(piece.rstrip("\"'”’)]")):
                 continue
-            sentences.append(piece)
+            pieces.append((start, end))
             start = end
-        sentences.append(line[start:])
-    return [s.strip() for s in sentences if _HAS_TEXT.search(s)]
+        pieces.append((start, len(line)))
+        for a, b in pieces:
+            piece = line[a:b]
+            if not _HAS_TEXT.search(piece):
+                continue
+            lead = len(piece) - len(piece.lstrip())
+            spans.append((line_start + a + lead, line_start + a + len(piece.rstrip())))
+        line_start += len(line)
+    return spans
+
+
+def split_sentences(text: str) -> list[str]:
+    """Split `text` into sentences by the rule in the module docstring."""
+    return [text[a:b] for a, b in sentence_spans(text)]
 
 
 def count_sentences(text: str) -> int:
