@@ -18,6 +18,8 @@ from typing import Any
 from ragtap.exporters.settings import OtelSettings, PrometheusSettings
 from ragtap.judge.settings import JudgeSettings
 from ragtap.recognise import CustomPattern, patterns_from_config
+from ragtap.scoring.claims import ClaimThresholds
+from ragtap.scoring.passages import DEFAULT_MAX_WORDS
 from ragtap.types import Thresholds
 
 
@@ -63,6 +65,7 @@ class ScoringSettings:
     openai_model: str = "text-embedding-3-small"
     openai_api_key_env: str = "OPENAI_API_KEY"  # the name of the variable, never the key itself
     refusal_patterns: tuple[str, ...] = ()  # extra regexes that mark an answer as a refusal
+    passage_words: int = DEFAULT_MAX_WORDS  # documents longer than this many words are cut into passages
 
 
 # Calibrated for all-MiniLM-L6-v2 on ../shared/data: see docs/thresholds.md for the derivation and the command.
@@ -86,6 +89,7 @@ class Config:
     inject: InjectSettings = field(default_factory=InjectSettings)
     scoring: ScoringSettings = field(default_factory=ScoringSettings)
     thresholds: Thresholds = DEFAULT_THRESHOLDS
+    claims: ClaimThresholds = field(default_factory=ClaimThresholds)
     recognise: RecogniseSettings = field(default_factory=RecogniseSettings)
     prometheus: PrometheusSettings = field(default_factory=PrometheusSettings)
     otel: OtelSettings = field(default_factory=OtelSettings)

@@ -2,7 +2,8 @@
 
 Input lines hold `question`, `documents` (strings or {"id", "text"} objects; `retrieved` is accepted, as in the
 thesis examples), `answer`, optionally `supporting` (or `supporting_content`) and `id`.  Output lines keep the
-input's fields and add `scores`, `attribution`, `verdict`, `poor_retrieval`, `explanation`.
+input's fields and add `scores`, `attribution`, `verdict`, `poor_retrieval`, `explanation`, `unsupported_claims`
+and `claims` (each claim with its offsets, verdict and evidence: `claim_fields`).
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ from typing import Any
 
 import orjson
 
-from ragtap.types import Assessment, Document, Interaction
+from ragtap.types import Assessment, ClaimSupport, Document, Interaction
 
 
 class RecordError(ValueError):
@@ -75,6 +76,25 @@ def read_interactions(path: str | Path) -> Iterator[Interaction]:
             yield interaction_from_record(record, where)
 
 
+def claim_fields(claim: ClaimSupport) -> dict[str, Any]:
+    """One claim as written to JSONL and stored: offsets into the answer (or the support: `of`), the verdict on
+    it, and its evidence (best passage: document index and character offsets in that document)."""
+    return {
+        "of": claim.of,
+        "text": claim.text,
+        "start": claim.start,
+        "end": claim.end,
+        "supported": claim.supported,
+        "reason": claim.reason,
+        "similarity": None if claim.similarity is None else round(claim.similarity, 4),
+        "lexical_precision": round(claim.lexical_precision, 4),
+        "document_index": claim.document,
+        "passage": None if claim.passage_start is None else [claim.passage_start, claim.passage_end],
+        "missing_numbers": list(claim.missing_numbers),
+        "missing_names": list(claim.missing_names),
+    }
+
+
 def assessment_fields(assessment: Assessment) -> dict[str, Any]:
     scores = {name: (None if value is None else round(value, 6)) for name, value in assessment.scores.as_dict().items()}
     return {
@@ -84,6 +104,8 @@ def assessment_fields(assessment: Assessment) -> dict[str, Any]:
         "verdict": assessment.verdict.value,
         "poor_retrieval": assessment.poor_retrieval,
         "explanation": assessment.explanation,
+        "unsupported_claims": len(assessment.unsupported_claims),
+        "claims": [claim_fields(c) for c in assessment.claims],
     }
 
 

@@ -119,7 +119,7 @@ class ClaimSupport:
     start: int
     end: int
     supported: bool | None
-    reason: str  # lexical | similar | number_missing | name_missing | no_evidence | too_short
+    reason: str  # lexical | similar | lexical_and_similar | number_missing | name_missing | no_evidence | too_short
     similarity: float | None  # best cosine over the evidence passages
     document: int | None  # index of the document holding the best passage (None: the supporting content)
     passage_start: int | None  # offsets of that passage in its document

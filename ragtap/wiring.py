@@ -48,8 +48,9 @@ def build_embedder(config: Config, *, all_cores: bool = False) -> Embedder:
 
 
 def build_policy(config: Config) -> ScoringPolicy:
-    """The scoring core's rules: thresholds and the refusal wording (built-in phrases plus config regexes)."""
-    return ScoringPolicy(config.thresholds, RefusalDetector.build(config.scoring.refusal_patterns))
+    """The scoring core's rules: thresholds, claim thresholds, the refusal wording (built-in phrases plus config
+    regexes) and the passage size."""
+    return ScoringPolicy(config.thresholds, RefusalDetector.build(config.scoring.refusal_patterns), config.claims, config.scoring.passage_words)
 
 
 @dataclass

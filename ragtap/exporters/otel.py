@@ -322,12 +322,36 @@ class OtelExporter(Exporter):
         if assessment.explanation:
             verdict_event[GEN_AI_EVALUATION_EXPLANATION] = assessment.explanation
         span.add_event(EVALUATION_EVENT, verdict_event, timestamp=now)
+        self._claims_event(span, assessment, common, now)
         if assessment.poor_retrieval is not None:
             span.add_event(EVALUATION_EVENT, {GEN_AI_EVALUATION_NAME: "ragtap.retrieval",
                                               GEN_AI_EVALUATION_SCORE_LABEL:
                                                   "poor" if assessment.poor_retrieval else "ok", **common},
                            timestamp=now)
         span.end(end_time=now)
+
+    def _claims_event(self, span: Any, assessment: Assessment, common: dict[str, Any], now: int) -> None:
+        """`ragtap.claims`: the share of the answer's judged claims that the evidence supports, the unsupported
+        count, and (only under content capture: claims are answer text) each unsupported claim with its offsets."""
+        judged = [c for c in assessment.claims if c.of == "answer" and c.supported is not None]
+        if not judged:
+            return
+        unsupported = assessment.unsupported_claims
+        event: dict[str, Any] = {
+            GEN_AI_EVALUATION_NAME: "ragtap.claims",
+            GEN_AI_EVALUATION_SCORE_VALUE: 1.0 - len(unsupported) / len(judged),
+            GEN_AI_EVALUATION_SCORE_LABEL: "fail" if unsupported else "pass",
+            "ragtap.claims.judged": len(judged),
+            "ragtap.claims.unsupported": len(unsupported),
+            "ragtap.claims.unsupported_offsets": [f"{c.start}-{c.end}" for c in unsupported],
+            **common,
+        }
+        if self.settings.capture_content:
+            cap = max(0, int(self.settings.content_max_chars))
+            event["ragtap.claims.unsupported_text"] = json.dumps(
+                [{"text": c.text[:cap], "start": c.start, "end": c.end, "reason": c.reason} for c in unsupported], ensure_ascii=False
+            )
+        span.add_event(EVALUATION_EVENT, event, timestamp=now)
 
     def _content_attributes(self, interaction: Interaction, assessment: Assessment,
                             exchange: ExchangeRecord | None) -> dict[str, Any]:

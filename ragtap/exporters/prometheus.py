@@ -186,6 +186,13 @@ class PrometheusExporter(Exporter):
             "ragtap_retrieval_judged_total",
             "Interactions whose retrieval could be judged (had documents): the denominator of the poor-retrieval rate.",
             ["model"], registry=r)
+        self.claims_judged = Counter(
+            "ragtap_claims_judged_total",
+            "Claims (sentences, list items) of answers judged against the documents: the denominator of the "
+            "unsupported-claim rate.", ["model"], registry=r)
+        self.unsupported_claims = Counter(
+            "ragtap_unsupported_claims_total",
+            "Claims of answers that neither the documents nor the supporting content support.", ["model"], registry=r)
         self.unscored = Counter(
             "ragtap_unscored_total", "Interactions that could not be scored, by reason.", ["reason", "model"],
             registry=r)
@@ -279,6 +286,10 @@ class PrometheusExporter(Exporter):
             value = getattr(assessment.scores, metric, None)
             if value is not None:
                 self.score.labels(metric, model).observe(float(value))
+        judged = sum(1 for c in assessment.claims if c.of == "answer" and c.supported is not None)
+        if judged:
+            self.claims_judged.labels(model).inc(judged)
+            self.unsupported_claims.labels(model).inc(len(assessment.unsupported_claims))
         if assessment.poor_retrieval is not None:
             self.retrieval_judged.labels(model).inc()
             if assessment.poor_retrieval:

@@ -279,5 +279,6 @@ def _add_debug_headers(headers: Any, assessment: Assessment | None, reason: str 
     headers["x-ragtap-poor-retrieval"] = str(assessment.poor_retrieval).lower()
     scores = {k: round(v, 4) for k, v in assessment.scores.as_dict().items() if v is not None}
     headers["x-ragtap-scores"] = json.dumps(scores, separators=(",", ":"))
+    headers["x-ragtap-unsupported-claims"] = str(len(assessment.unsupported_claims))
     if reason:
         headers["x-ragtap-unscored-reason"] = reason

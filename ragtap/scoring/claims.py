@@ -8,9 +8,11 @@ its own, with two kinds of evidence:
 - *lexical*: the share of the claim's content words that stand in the documents, and any number or name in the
   claim that the documents lack (`lexical.py`).
 
-A claim is **unsupported** when
-1. neither kind of evidence is there: lexical precision below `lexical` AND best cosine below `similarity`; or
-2. it carries a number the documents lack, while the passage it matches best states numbers (a changed number:
+A claim is **supported** when its content words mostly stand in the documents (lexical precision at least
+`lexical_alone`), or it closely paraphrases a passage (cosine at least `similarity`), or both kinds of evidence are
+there in part (precision at least `lexical` with cosine at least `similarity_with_lexical`).  It is **unsupported**
+1. when none of that holds; or
+2. when it carries a number the documents lack, while the passage it matches best states numbers (a changed number:
    "95 Nm" where the manual says "120 Nm"); or
 3. likewise for a name ("designed by Alice" where the document names Bob).
 Rules 2 and 3 need the matched passage to state numbers / names, so that a document that simply never gives
@@ -23,6 +25,7 @@ Pure functions: texts and vectors in, typed results out.
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -35,15 +38,18 @@ from ragtap.scoring.sentences import sentence_spans
 from ragtap.types import ClaimSupport
 
 # A list item's marker is not part of its claim: "- Use jack stands." / "2) Loosen the lug nuts."
-_LIST_MARKER = re.compile(r"^(?:[-*•▪◦‣–]|\(?\d{1,3}[.)]|\(?[a-zA-Z][.)])\s+")
+_BARE_MARKER = re.compile(r"\(?\d{1,3}[.)]")
+_LIST_MARKER = re.compile(r"(?:[-*•▪◦‣–]|\(?\d{1,3}[.)]|\(?[a-zA-Z][.)])\s+")
 
 
 @dataclass(frozen=True, slots=True)
 class ClaimThresholds:
     """Calibrated for all-MiniLM-L6-v2 and the lexical rules on DelucionQA train (docs/thresholds.md)."""
 
-    lexical: float = 0.40  # share of content words found in the documents
-    similarity: float = 0.75  # best claim <-> passage cosine
+    lexical_alone: float = 0.50  # share of content words found in the documents, enough on its own
+    similarity: float = 0.75  # best claim <-> passage cosine, enough on its own
+    lexical: float = 0.38  # ...or this share together with
+    similarity_with_lexical: float = 0.50  # this cosine
     min_content_words: int = 2  # shorter claims are not judged
     parametric_share: float = 0.5  # without support: more than this share of claims unsupported -> parametric
 
@@ -59,6 +65,8 @@ def split_claims(text: str) -> list[Claim]:
     """The sentences and list items of `text`, list markers left out of the claim (offsets follow)."""
     claims = []
     for start, end in sentence_spans(text):
+        if _BARE_MARKER.fullmatch(text, start, end):
+            continue  # "1." cut off from its item by the sentence rule: the item follows as the next span
         marker = _LIST_MARKER.match(text, start, end)
         if marker is not None:
             start = marker.end()
@@ -103,11 +111,28 @@ def judge_claim(claim: Claim, vector: np.ndarray, evidence: Evidence, thresholds
         return result(False, "number_missing")
     if best is not None and lexical.missing_names and names(best.text):
         return result(False, "name_missing")
-    if lexical.precision >= thresholds.lexical:
-        return result(True, "lexical")
-    if similarity is not None and similarity >= thresholds.similarity:
-        return result(True, "similar")
-    return result(False, "no_evidence")
+    return result(*decide(lexical.precision, similarity, thresholds))
+
+
+def decide(lexical_precision: float, similarity: float | None, thresholds: ClaimThresholds) -> tuple[bool, str]:
+    """The threshold part of the rule (what calibration tunes): (supported, reason)."""
+    sim = -1.0 if similarity is None else similarity
+    if lexical_precision >= thresholds.lexical_alone:
+        return True, "lexical"
+    if sim >= thresholds.similarity:
+        return True, "similar"
+    if lexical_precision >= thresholds.lexical and sim >= thresholds.similarity_with_lexical:
+        return True, "lexical_and_similar"
+    return False, "no_evidence"
+
+
+def rejudge(claim: ClaimSupport, thresholds: ClaimThresholds) -> ClaimSupport:
+    """The same claim under other thresholds, without embedding again (calibration).  The number and name rules
+    and the word count do not depend on the thresholds tuned here."""
+    if claim.reason in ("number_missing", "name_missing", "too_short"):
+        return claim
+    supported, reason = decide(claim.lexical_precision, claim.similarity, thresholds)
+    return dataclasses.replace(claim, supported=supported, reason=reason)
 
 
 def unsupported(claims: Sequence[ClaimSupport], of: str) -> list[ClaimSupport]:
