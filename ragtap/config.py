@@ -66,6 +66,7 @@ class ScoringSettings:
     openai_api_key_env: str = "OPENAI_API_KEY"  # the name of the variable, never the key itself
     refusal_patterns: tuple[str, ...] = ()  # extra regexes that mark an answer as a refusal
     passage_words: int = DEFAULT_MAX_WORDS  # documents longer than this many words are cut into passages
+    claim_level: bool = True  # judge each sentence of the answer and the support (false: whole texts only)
 
 
 # Calibrated for all-MiniLM-L6-v2 on ../shared/data: see docs/thresholds.md for the derivation and the command.

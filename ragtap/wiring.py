@@ -50,7 +50,7 @@ def build_embedder(config: Config, *, all_cores: bool = False) -> Embedder:
 def build_policy(config: Config) -> ScoringPolicy:
     """The scoring core's rules: thresholds, claim thresholds, the refusal wording (built-in phrases plus config
     regexes) and the passage size."""
-    return ScoringPolicy(config.thresholds, RefusalDetector.build(config.scoring.refusal_patterns), config.claims, config.scoring.passage_words)
+    return ScoringPolicy(config.thresholds, RefusalDetector.build(config.scoring.refusal_patterns), config.claims, config.scoring.passage_words, config.scoring.claim_level)
 
 
 @dataclass

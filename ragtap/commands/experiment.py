@@ -41,7 +41,7 @@ def _common(p: argparse.ArgumentParser, *, default_limit: str, generation: bool 
 
 
 def add_parser(subparsers: argparse._SubParsersAction) -> None:
-    p = subparsers.add_parser("experiment", help="run an evaluation experiment (squad2, cloud-faq, mirage, thresholds)")
+    p = subparsers.add_parser("experiment", help="run an evaluation experiment (squad2, cloud-faq, mirage, thresholds, wikieval, delucionqa)")
     sub = p.add_subparsers(dest="experiment", required=True)
 
     s = sub.add_parser("squad2", help="the thesis's SQuAD 2.0 experiment (unanswerable = poor generation)")
@@ -63,13 +63,19 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     t.add_argument("--no-source-prefix", action="store_true", help="QRD pairs: bare gcp/ibm questions")
     t.add_argument("--write", help="also write the [thresholds] TOML fragment here")
 
+    from ragtap.evaluation.delucionqa import add_delucionqa_parser
     from ragtap.judge.wikieval import add_wikieval_parser  # Ragas Table 1 on WikiEval (owner: the judge)
 
     add_wikieval_parser(sub)
+    add_delucionqa_parser(sub)
     p.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
+    if args.experiment == "delucionqa":
+        from ragtap.evaluation.delucionqa import run_delucionqa
+
+        return run_delucionqa(args)
     if args.experiment == "wikieval":
         from ragtap.judge.wikieval import run_wikieval
 

@@ -41,9 +41,10 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from ragtap.scoring.sentences import split_sentences
 from ragtap.judge.settings import add_endpoint_arguments, with_arguments
 from ragtap.scoring.refusal import DEFAULT_REFUSAL_DETECTOR
+from ragtap.scoring.sentences import split_sentences
+from ragtap.types import Assessment, Document, Interaction, Verdict
 
 if TYPE_CHECKING:
     from ragtap.embedding.base import Embedder
@@ -333,6 +334,33 @@ class MetricOutcome:
         return (float(np.mean(first)) if first else float("nan"), float(np.mean(second)) if second else float("nan"))
 
 
+def verdict_pairs(rows: Sequence[WikiEvalRow]) -> list[Interaction]:
+    """Each row as two interactions, (grounded answer, ungrounded answer), the context's passages as documents:
+    what ragtap's proxy would score for an app that answered each way (no supporting content)."""
+    items = []
+    for row in rows:
+        raw = row.raw.get("context_v1")
+        passages: list[Any] = [row.context]
+        if isinstance(raw, list):
+            passages = raw
+        elif isinstance(raw, str) and raw.lstrip().startswith("["):
+            try:
+                passages = list(ast.literal_eval(raw))
+            except (ValueError, SyntaxError):
+                pass
+        documents = tuple(Document(str(p)) for p in passages)
+        items.extend(Interaction(question=row.question, documents=documents, answer=answer) for answer in (row.answer, row.ungrounded_answer))
+    return items
+
+
+def verdict_outcome(assessments: Sequence[Assessment]) -> MetricOutcome:
+    """Faithfulness through the product's own verdict path: a row agrees when the grounded answer's verdict is
+    `grounded` and the ungrounded answer's is not (both the same: a tie, half a row)."""
+    grounded = [a.verdict is Verdict.GROUNDED for a in assessments]
+    outcomes = [preference(float(good), float(bad)) for good, bad in zip(grounded[0::2], grounded[1::2])]
+    return MetricOutcome(outcomes, "ragtap's verdict (grounded vs flagged), claim by claim, as the proxy scores an answer", "verdict")
+
+
 def zero_call_outcomes(rows: Sequence[WikiEvalRow], embedder: Embedder) -> dict[str, dict[str, MetricOutcome]]:
     vectors = Vectors(embedder, texts_to_embed(rows))
     results: dict[str, dict[str, MetricOutcome]] = {task: {} for task in TASKS}
@@ -498,6 +526,10 @@ def run_wikieval(args: argparse.Namespace) -> int:
     started = time.perf_counter()
     embedder = _embedder(config)
     results = zero_call_outcomes(rows, embedder)
+    from ragtap.pipeline.batch import assess_batch
+    from ragtap.wiring import build_policy
+
+    results["faithfulness"]["ragtap_verdict"] = verdict_outcome(assess_batch(verdict_pairs(rows), embedder, build_policy(config)))
     judge_info = None
     if args.judge_url:
         judge_results, judge_info = _run_judge(args, config, rows, embedder)

@@ -32,6 +32,7 @@ class ScoringPolicy:
     refusal: RefusalDetector = DEFAULT_REFUSAL_DETECTOR
     claims: ClaimThresholds = field(default_factory=ClaimThresholds)
     passage_words: int = DEFAULT_MAX_WORDS  # documents longer than this are cut into passages
+    claim_level: bool = True  # off: whole-text scores only (cheaper; no unsupported sentence can be named)
 
 
 class _TextTable:
@@ -66,8 +67,9 @@ def _plan(item: Interaction, table: _TextTable, policy: ScoringPolicy) -> _Plan:
     supporting = item.supporting if item.supporting else None
     passages = [p for i, doc in enumerate(item.documents) for p in split_passages(doc.text, i, policy.passage_words)]
     # Claims are judged only against documents: without any there is nothing to ground on.
-    answer_claims = split_claims(answer) if answer and passages else []
-    supporting_claims = split_claims(supporting) if supporting and passages else []
+    judge = policy.claim_level and bool(passages)
+    answer_claims = split_claims(answer) if answer and judge else []
+    supporting_claims = split_claims(supporting) if supporting and judge else []
     return _Plan(
         question=table.add(item.question),
         answer=table.add(answer),
