@@ -203,3 +203,55 @@ def test_answers_without_a_checkable_claim_use_the_whole_text_rule(embedder, ans
     result = score(embedder, answer, ["The battle of Hastings was fought in 1066. Yes, it was."], question="When was Hastings?")
     assert all(c.supported is None for c in result.claims)
     assert result.verdict is Verdict.GROUNDED
+
+
+# --------------------------------------------------------------------------------------------------------------
+# the unsupported claims reach the app's debug headers, Prometheus and OpenTelemetry (text only under capture)
+# --------------------------------------------------------------------------------------------------------------
+
+INVENTED = "Always have the tire balanced by a technician and rotate all four tires every 5,000 miles afterwards."
+MIXED_ANSWER = f"Loosen the lug nuts a half turn before raising the vehicle. {INVENTED}"
+
+
+async def test_debug_header_counts_unsupported_claims_over_http(start_proxy) -> None:
+    from conftest import fixed, json_content
+
+    supporting = "Loosen the lug nuts a half turn before raising the vehicle."
+    proxy = await start_proxy(fixed(json_content(MIXED_ANSWER, supporting)))
+    raw = await proxy.client.chat.completions.with_raw_response.create(
+        model="gpt-4o-mini", messages=[{"role": "user", "content": QUESTION}],
+        extra_body={"ragtap": {"question": QUESTION, "documents": [MANUAL]}}, extra_headers={"x-ragtap-debug": "1"},
+    )
+    assert raw.parse().choices[0].message.content == MIXED_ANSWER
+    assert raw.headers["x-ragtap-verdict"] == "unsupported_answer"
+    assert raw.headers["x-ragtap-unsupported-claims"] == "1"
+
+
+@pytest.mark.parametrize("capture", [False, True])
+def test_claims_in_prometheus_and_otel(embedder, capture: bool) -> None:
+    from opentelemetry.sdk.trace import TracerProvider
+    from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+    from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+
+    from ragtap.exporters.otel import OtelExporter
+    from ragtap.exporters.prometheus import PrometheusExporter
+    from ragtap.exporters.settings import OtelSettings
+
+    item = Interaction(question=QUESTION, documents=(Document(MANUAL),), answer=MIXED_ANSWER, model="m")
+    assessment = assess_batch([item], embedder, policy())[0]
+    prometheus = PrometheusExporter()
+    prometheus.interaction_scored(item, assessment, 0.1)
+    text = prometheus.render()[0].decode()
+    assert 'ragtap_unsupported_claims_total{model="m"} 1.0' in text and 'ragtap_claims_judged_total{model="m"} 2.0' in text
+
+    spans = InMemorySpanExporter()
+    provider = TracerProvider()
+    provider.add_span_processor(SimpleSpanProcessor(spans))
+    OtelExporter(OtelSettings(enabled=True, capture_content=capture), tracer_provider=provider).interaction_scored(item, assessment, 0.1)
+    (span,) = spans.get_finished_spans()
+    (event,) = [e for e in span.events if e.attributes.get("gen_ai.evaluation.name") == "ragtap.claims"]
+    assert event.attributes["ragtap.claims.unsupported"] == 1 and event.attributes["gen_ai.evaluation.score.value"] == 0.5
+    start = MIXED_ANSWER.index(INVENTED)
+    assert tuple(event.attributes["ragtap.claims.unsupported_offsets"]) == (f"{start}-{start + len(INVENTED)}",)
+    exported = str([dict(e.attributes) for e in span.events]) + str(dict(span.attributes))
+    assert (INVENTED in exported) is capture  # answer text leaves only under content capture

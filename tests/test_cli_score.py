@@ -98,9 +98,18 @@ def test_thresholds_from_env_change_verdicts(tmp_path: Path, monkeypatch: pytest
     source.write_text(thesis_lines()[0] + "\n", encoding="utf-8")
     out = tmp_path / "out.jsonl"
     monkeypatch.setenv("RAGTAP_THRESHOLD_SDRD", "0.999")
-    assert main(["score", str(source), "--out", str(out), "--quiet"]) == 0
+    # Whole-text scores only: the SDRD threshold alone decides.
+    whole_text = tmp_path / "whole.toml"
+    whole_text.write_text("[scoring]\nclaim_level = false\n", encoding="utf-8")
+    assert main(["score", str(source), "--out", str(out), "--quiet", "--config", str(whole_text)]) == 0
     row = json.loads(out.read_text())
     assert row["passed"]["sdrd"] is False and row["verdict"] == "parametric"
+    # Claim by claim (the default), every claim of the support is found in the document: SDRD's question is
+    # answered by the claims, so the failing cosine no longer makes the support parametric.
+    assert main(["score", str(source), "--out", str(out), "--quiet"]) == 0
+    row = json.loads(out.read_text())
+    assert row["passed"]["sdrd"] is False and row["verdict"] == "grounded"
+    assert all(c["supported"] for c in row["claims"])
 
 
 @pytest.mark.parametrize(

@@ -3,7 +3,8 @@
 With supporting content (the injected case):
 1. the answer is worded as a refusal                                  -> refusal
 2. SDQ, SDRD and SDA all pass                                         -> grounded
-3. QA fails as well as a primary metric (the thesis's refusal rule)   -> refusal
+3. QA fails as well as a primary metric (the thesis's refusal rule),
+   and no claim of the answer is supported by the evidence             -> refusal
 4. SDRD fails (the support was not taken from the documents)          -> parametric
 5. otherwise SDRD passes but SDA or SDQ fails: the model took its
    support from the documents and answered something else           -> unsupported_answer
@@ -11,6 +12,8 @@ A short answer whose words stand verbatim in the supporting content (extractive.
 SDA passes for the verdict, and rule 3 does not apply (short answers score low QA without being refusals).
 
 Claim by claim (scoring/claims.py), after the rules above:
+SDRD and SDA also pass for rules 2-5 when the claims say so: every claim of the support found in the documents
+(SDRD), every claim of the answer supported by the documents or the support (SDA).
 6. a verdict of `grounded` stands only if every judged claim holds: an answer claim supported by neither the
    documents nor the support -> unsupported_answer; support claims not found in the documents -> parametric when
    they are more than `parametric_share` of the support's claims, else unsupported_answer.
@@ -109,12 +112,23 @@ def assess(
     extractive = is_extractive(answer, supporting)
     if extractive:
         primary += "; the answer stands verbatim in the support"
-    follows = {**passed, "sda": passed.get("sda", False) or extractive}
+    # Claim by claim: every claim of the support found in the documents is SDRD's question answered directly (a
+    # short support scores a low cosine against a long document it was copied from); every claim of the answer
+    # supported by the documents or the support is SDA's.
+    support_claims = judged(claims, "supporting")
+    support_from_documents = bool(support_claims) and all(c.supported for c in support_claims)
+    answer_follows = bool(answer_claims) and not answer_unsupported
+    if support_from_documents and not passed.get("sdrd", False):
+        primary += "; every claim of the support found in the documents"
+    follows = {**passed, "sda": passed.get("sda", False) or extractive or answer_follows, "sdrd": passed.get("sdrd", False) or support_from_documents}
     if all(follows.get(name, False) for name in PRIMARY_METRICS):
         return _grounded_unless_a_claim_fails(result, claims, claim_thresholds, primary)
-    if not passed.get("qa", False) and not extractive:
+    # Rule 3 reads a low QA as a refusal; an answer with a claim the evidence supports states something, so it
+    # is judged by the rules below instead.
+    states_something = any(c.supported for c in answer_claims)
+    if not passed.get("qa", False) and not extractive and not states_something:
         return result(Verdict.REFUSAL, f"answer off the question with poor primary metrics ({primary}, QA fail)")
-    if not passed.get("sdrd", False):
+    if not follows["sdrd"]:
         return result(Verdict.PARAMETRIC, f"support not taken from the documents; answer from model knowledge ({primary})")
     return result(Verdict.UNSUPPORTED_ANSWER, f"support taken from the documents but the answer does not follow it ({primary})")
 
