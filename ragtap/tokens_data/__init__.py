@@ -1,0 +1,1 @@
+"""Package data: the tiktoken encodings ragtap ships (see README.md here)."""
