@@ -25,7 +25,7 @@ if TYPE_CHECKING:
     from ragtap.embedding.base import Embedder
     from ragtap.exporters.base import Exporter
     from ragtap.exporters.prometheus import PrometheusExporter
-    from ragtap.judge.online import OnlineJudge
+    from ragtap.pipeline.online_judge import OnlineJudge
 
 
 def build_embedder(config: Config, *, all_cores: bool = False) -> Embedder:
@@ -82,7 +82,7 @@ def _otel(config: Config, built: BuiltExporters) -> list[Exporter]:
         built.prometheus.watch_errors("otel", lambda: float(otel.stats.failures))
     if not config.judge.enabled:
         return [otel]
-    from ragtap.judge.export import OtelJudgeExporter
+    from ragtap.exporters.judge import OtelJudgeExporter
 
     return [otel, OtelJudgeExporter(otel.tracer)]
 
@@ -116,7 +116,7 @@ def build_online_judge(config: Config, embedder: Embedder, exporter: Exporter, b
     """The Ragas judge tier (an exporter that judges flagged interactions in the background), when configured."""
     if not config.judge.enabled:
         return None
-    from ragtap.judge.online import build_online_judge as build
+    from ragtap.pipeline.online_judge import build_online_judge as build
 
     registry = built.prometheus.registry if built.prometheus is not None else None
     return build(config.judge, embedder, exporter, upstream=config.server.upstream, registry=registry)

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from ragtap import cli
-from ragtap.evaluation.delucionqa import DatasetError, _ClaimTable, fit_claim_thresholds, load_split, macro_f1
+from ragtap.evaluation.experiments.delucionqa import DatasetError, _ClaimTable, fit_claim_thresholds, load_split, macro_f1
 from ragtap.scoring.claims import ClaimThresholds
 from ragtap.types import Assessment, ClaimSupport, Scores, Verdict
 

@@ -19,7 +19,8 @@ import numpy as np
 import pytest
 
 from ragtap.config import Config, load_config
-from ragtap.evaluation import common, mirage, squad2, stats
+from ragtap.evaluation import common, stats
+from ragtap.evaluation.experiments import mirage, squad2
 from ragtap.evaluation.datasets import DatasetError, load_cloud_faq, load_pool, load_squad2, load_wikieval, resolve_data_dir
 from ragtap.evaluation.generate import GenerationSettings
 from ragtap.testing.upstream import ScriptedReply, ScriptedUpstream, json_reply, was_injected

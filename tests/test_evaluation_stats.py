@@ -11,7 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from ragtap.evaluation import stats
-from ragtap.evaluation.mirage import adaptability, loose_match
+from ragtap.evaluation.experiments.mirage import adaptability, loose_match
 from ragtap.evaluation.report import build_report
 from ragtap.evaluation.retrieval import ranking_scores
 

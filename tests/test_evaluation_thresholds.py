@@ -1,4 +1,4 @@
-"""The derivation of the default thresholds (ragtap/evaluation/thresholds.py): the selection rule by hand, the
+"""The derivation of the default thresholds (ragtap/evaluation/experiments/thresholds.py): the selection rule by hand, the
 pair sets on tiny fixtures with a bag-of-words embedder, and the thesis examples' constraint on the shipped
 defaults with the real MiniLM."""
 
@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 from ragtap.config import DEFAULT_THRESHOLDS
-from ragtap.evaluation import thresholds as th
+from ragtap.evaluation.experiments import thresholds as th
 
 
 class BagOfWords:

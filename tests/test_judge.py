@@ -14,7 +14,7 @@ from ragtap.judge import Judge, JudgeClient, JudgeEndpoint, answer_relevance_sco
 from ragtap.judge.parse import MalformedReply, as_flag, extract_json
 from ragtap.judge.ragas import parse_extraction, parse_verdicts, prompt_messages, render
 from ragtap.scoring.sentences import split_sentences
-from ragtap.judge.testing import EXTRACT, QUESTIONS, STATEMENTS, VERIFY, Fixture, fixture_script, generic_ragas_script, prompt_kind
+from ragtap.testing.judge import EXTRACT, QUESTIONS, STATEMENTS, VERIFY, Fixture, fixture_script, generic_ragas_script, prompt_kind
 from ragtap.testing.upstream import ScriptedUpstream
 
 from conftest import use_embedder

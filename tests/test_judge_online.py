@@ -12,11 +12,11 @@ import numpy as np
 from prometheus_client import CollectorRegistry
 
 from ragtap.exporters.base import Exporter, ExporterSet
-from ragtap.judge.export import JudgePrometheusMetrics, OtelJudgeExporter, judgement_events
-from ragtap.judge.online import DailyBudget, JudgePolicy, OnlineJudge, TokenBucket, build_online_judge, estimate_tokens
+from ragtap.exporters.judge import JudgePrometheusMetrics, OtelJudgeExporter, judgement_events
+from ragtap.pipeline.online_judge import DailyBudget, JudgePolicy, OnlineJudge, TokenBucket, build_online_judge, estimate_tokens
 from ragtap.judge.ragas import Judgement, MetricResult
 from ragtap.judge.settings import JudgeSettings
-from ragtap.judge.testing import generic_ragas_script
+from ragtap.testing.judge import generic_ragas_script
 from ragtap.judge.client import Usage
 from ragtap.testing.upstream import ScriptedUpstream
 from ragtap.types import Assessment, Document, Interaction, Scores, Verdict
@@ -327,7 +327,7 @@ async def test_online_judge_behind_the_real_proxy_never_delays_the_response() ->
     import openai
 
     from ragtap.config import load_config
-    from ragtap.judge.testing import prompt_kind
+    from ragtap.testing.judge import prompt_kind
     from ragtap.proxy.server import RagtapServer
     from ragtap.testing.upstream import echo_script
 

@@ -9,7 +9,7 @@ import aiohttp
 import openai
 
 from ragtap.config import load_config
-from ragtap.judge.testing import generic_ragas_script, prompt_kind
+from ragtap.testing.judge import generic_ragas_script, prompt_kind
 from ragtap.proxy.server import RagtapServer
 from ragtap.testing.upstream import ScriptedReply, ScriptedUpstream, json_reply
 

@@ -1,4 +1,4 @@
-"""Tests for `ragtap experiment wikieval` (ragtap/judge/wikieval.py): data clean-up, the Table 1 protocol (ties
+"""Tests for `ragtap experiment wikieval` (ragtap/evaluation/experiments/wikieval.py): data clean-up, the Table 1 protocol (ties
 count half), the report files, and the judge path over real HTTP against a scripted judge.
 
 The embedding model is replaced by a hashed bag-of-words embedder so the whole 50-row run takes about a second;
@@ -17,8 +17,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from ragtap.judge import wikieval as W
-from ragtap.judge.testing import QUESTIONS, STATEMENTS, VERIFY, _section, _STATEMENT_LINE, generic_ragas_script, prompt_kind, user_text
+from ragtap.evaluation.experiments import wikieval as W
+from ragtap.testing.judge import QUESTIONS, STATEMENTS, VERIFY, _section, _STATEMENT_LINE, generic_ragas_script, prompt_kind, user_text
 from ragtap.testing.upstream import ScriptedReply, ScriptedUpstream
 
 from conftest import use_embedder

@@ -63,8 +63,8 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     t.add_argument("--no-source-prefix", action="store_true", help="QRD pairs: bare gcp/ibm questions")
     t.add_argument("--write", help="also write the [thresholds] TOML fragment here")
 
-    from ragtap.evaluation.delucionqa import add_delucionqa_parser
-    from ragtap.judge.wikieval import add_wikieval_parser  # Ragas Table 1 on WikiEval (owner: the judge)
+    from ragtap.evaluation.experiments.delucionqa import add_delucionqa_parser
+    from ragtap.evaluation.experiments.wikieval import add_wikieval_parser  # Ragas Table 1 on WikiEval (owner: the judge)
 
     add_wikieval_parser(sub)
     add_delucionqa_parser(sub)
@@ -73,11 +73,11 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     if args.experiment == "delucionqa":
-        from ragtap.evaluation.delucionqa import run_delucionqa
+        from ragtap.evaluation.experiments.delucionqa import run_delucionqa
 
         return run_delucionqa(args)
     if args.experiment == "wikieval":
-        from ragtap.judge.wikieval import run_wikieval
+        from ragtap.evaluation.experiments.wikieval import run_wikieval
 
         return run_wikieval(args)
     from ragtap.evaluation.calibration import CalibrationError
@@ -143,15 +143,15 @@ def _run(args: argparse.Namespace) -> int:
     )
     try:
         if args.experiment == "squad2":
-            from ragtap.evaluation import squad2
+            from ragtap.evaluation.experiments import squad2
 
             data = squad2.run(options, embedder)
         elif args.experiment == "cloud-faq":
-            from ragtap.evaluation import cloud_faq
+            from ragtap.evaluation.experiments import cloud_faq
 
             data = cloud_faq.run(options, embedder, source_prefix=not args.no_source_prefix)
         else:
-            from ragtap.evaluation import mirage
+            from ragtap.evaluation.experiments import mirage
 
             data = mirage.run(options, embedder, pool_path=Path(args.pool))
     except GenerationAborted as error:
@@ -200,7 +200,7 @@ def _summary(data: dict, out_dir: Path) -> None:
 def _thresholds(args: argparse.Namespace, data_dir: Path, out_dir: Path, index_cache: Path | None, embedder) -> int:  # type: ignore[no-untyped-def]
     import json
 
-    from ragtap.evaluation import thresholds as th
+    from ragtap.evaluation.experiments import thresholds as th
 
     result = th.derive(
         data_dir,

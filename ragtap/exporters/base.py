@@ -39,7 +39,7 @@ class Exporter:
         """Scoring finished; `interaction.exchange` is the ExchangeRecord when online (None offline)."""
 
     def interaction_judged(self, interaction: Interaction, judgement: Judgement) -> None:
-        """The LLM judge (ragtap.judge.online) finished the Ragas metrics of a scored interaction."""
+        """The LLM judge (ragtap.pipeline.online_judge) finished the Ragas metrics of a scored interaction."""
 
     def scoring_dropped(self, reason: str) -> None:
         """An interaction was not scored because the queue was full (or ragtap is shutting down)."""

@@ -1,5 +1,6 @@
 """The LLM judge: the Ragas paper's metrics (faithfulness, answer relevance, context relevance) over an
-OpenAI-compatible endpoint, offline (`ragtap judge`) and online (a sampled, rate-limited, budgeted exporter).
+OpenAI-compatible endpoint, offline (`ragtap judge`); online, `ragtap/pipeline/online_judge.py` runs it as a sampled,
+rate-limited, budgeted stage after scoring, and `ragtap/exporters/judge.py` exports the results.
 
     from ragtap.judge import Judge, JudgeClient, JudgeEndpoint
     client = JudgeClient(JudgeEndpoint(base_url="http://127.0.0.1:8000/v1", model="gpt-4o-mini", api_key=key))

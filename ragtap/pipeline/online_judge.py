@@ -43,7 +43,7 @@ if TYPE_CHECKING:
     from prometheus_client import CollectorRegistry
 
     from ragtap.embedding.base import Embedder
-    from ragtap.judge.export import JudgePrometheusMetrics
+    from ragtap.exporters.judge import JudgePrometheusMetrics
     from ragtap.judge.settings import JudgeSettings
 
 log = logging.getLogger("ragtap.judge")
@@ -337,7 +337,7 @@ def build_online_judge(
     )
     metrics = None
     if registry is not None:
-        from ragtap.judge.export import JudgePrometheusMetrics
+        from ragtap.exporters.judge import JudgePrometheusMetrics
 
         metrics = JudgePrometheusMetrics(registry)
     return OnlineJudge(judge, policy, exporter, metrics=metrics)

@@ -162,7 +162,7 @@ def wikieval_pairs(data_dir: Path) -> list[PairSet]:
 
 
 def qrd_pairs(data_dir: Path, embedder: Embedder, n: int, seed: int, cache_dir: Path | None, source_prefix: bool, quiet: bool) -> PairSet:
-    from ragtap.evaluation import cloud_faq
+    from ragtap.evaluation.experiments import cloud_faq
 
     rows = load_cloud_faq(data_dir)
     chosen = cloud_faq.sample(rows, n, seed)

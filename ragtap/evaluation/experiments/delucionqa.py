@@ -235,7 +235,7 @@ def run_delucionqa(args: argparse.Namespace) -> int:
         fit_assessments = assess_all(fit_items, embedder, policy, args.quiet)
         wiki = None
         if args.wikieval:
-            from ragtap.judge.wikieval import load_wikieval, verdict_pairs
+            from ragtap.evaluation.experiments.wikieval import load_wikieval, verdict_pairs
 
             wiki = assess_all(verdict_pairs(load_wikieval(args.wikieval)), embedder, policy, args.quiet)
         claims, fit_info = fit_claim_thresholds([r.hallucinated for r in fit_rows], fit_assessments, policy.claims, wiki, args.wikieval_min)
