@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Create .venv/ in the repository root with ragtap and its pinned dependencies, if it is not there yet.
-# Idempotent: a second run only checks.  Usage: scripts/setup.sh [--test]   (--test adds the test tools)
+# Idempotent: a second run only checks.  Usage: scripts/setup.sh [--test]
+# (--test adds the test tools and the `eval` extra: faiss, matplotlib, scikit-learn; without it, the lean install
+# that `ragtap serve` and the demo need)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PYTHON=${PYTHON:-python3}
@@ -14,7 +16,7 @@ fi
 [ -x .venv/bin/python ] || "$PYTHON" -m venv .venv
 .venv/bin/python -m pip install --quiet --upgrade pip
 if [ "$want" = test ]; then
-  .venv/bin/python -m pip install --quiet -e ".[test]"
+  .venv/bin/python -m pip install --quiet -e ".[test,eval]"
 else
   .venv/bin/python -m pip install --quiet -e .
 fi

@@ -142,3 +142,11 @@ def test_missing_file_and_bad_config(tmp_path: Path, capsys: pytest.CaptureFixtu
     config.write_text("[thresholds]\nsdrdd = 0.5\n", encoding="utf-8")
     assert main(["score", str(source), "--config", str(config), "--quiet"]) == 2
     assert "config error" in capsys.readouterr().err
+
+
+def test_version(capsys: pytest.CaptureFixture[str]) -> None:
+    from ragtap import __version__
+
+    with pytest.raises(SystemExit) as stop:
+        main(["--version"])
+    assert stop.value.code == 0 and capsys.readouterr().out.strip() == f"ragtap {__version__}"

@@ -23,6 +23,7 @@ from typing import Any
 import numpy as np
 
 from ragtap.evaluation import stats
+from ragtap.evaluation.extras import require
 from ragtap.types import METRICS, PRIMARY_METRICS
 
 THESIS_THRESHOLDS: tuple[float, ...] = (0.70, 0.75, 0.80, 0.85)
@@ -61,7 +62,7 @@ def sweep_thresholds(values: Sequence[np.ndarray], step: float = 0.05) -> list[f
 
 def _save(fig: Any, out_dir: Path, name: str) -> str:
     """Write one plot as PNG and free it; returns the file name (the reports link plots by name)."""
-    import matplotlib.pyplot as plt
+    plt = require("matplotlib.pyplot")
 
     fig.tight_layout()
     fig.savefig(out_dir / name, dpi=110)
@@ -233,10 +234,8 @@ class ClassificationReport:
     # --------------------------------------------------------------------------------------------- plots
 
     def plot(self, out_dir: Path, prefix: str = "") -> list[str]:
-        import matplotlib
-
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
+        require("matplotlib").use("Agg")
+        plt = require("matplotlib.pyplot")
 
         written = []
         usable = {name: c for name, c in self.curves.items() if c.usable}

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from ragtap.evaluation.datasets import content_hash
+from ragtap.evaluation.extras import require
 
 if TYPE_CHECKING:
     import faiss
@@ -72,7 +73,7 @@ def build_index(
     quiet: bool = False,
 ) -> VectorIndex:
     """An IndexFlatIP over `texts`, loaded from `cache_dir` when built before for the same embedder and texts."""
-    import faiss
+    faiss = require("faiss")
 
     digest = content_hash([embedder.name, *texts])
     key = f"{name}-{digest[:20]}"

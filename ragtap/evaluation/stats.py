@@ -1,5 +1,5 @@
-"""The evaluation maths, in numpy only: ROC/AUC with ties, confusion counts, F-scores, threshold selection,
-and a small logistic regression.
+"""The evaluation maths: ROC/AUC, logistic regression and stratified splits from scikit-learn (the `eval`
+extra); confusion counts, F-scores and threshold selection (vectorised over every cut at once) here.
 
 Conventions used throughout:
 - `y` is a boolean array, True = the positive class = "poor" (unanswerable question, unfaithful answer, ...).
@@ -32,26 +32,13 @@ def _arrays(y: Sequence[bool] | np.ndarray, s: Sequence[float] | np.ndarray) -> 
 # ------------------------------------------------------------------------------------------------ ranking
 
 
-def average_ranks(values: np.ndarray) -> np.ndarray:
-    """1-based ranks, ties sharing the mean of the ranks they span (as scipy.stats.rankdata 'average')."""
-    values = np.asarray(values, dtype=np.float64)
-    _, inverse, counts = np.unique(values, return_inverse=True, return_counts=True)
-    ends = np.cumsum(counts)  # rank of the last member of each distinct value
-    mean_rank = ends - (counts - 1) / 2.0
-    return mean_rank[inverse]
-
-
 def auc(y: Sequence[bool] | np.ndarray, risk: Sequence[float] | np.ndarray) -> float | None:
-    """Area under the ROC curve = Mann-Whitney U / (P * N): the probability that a random positive has a higher
-    risk than a random negative, ties counting one half.  None when a class is absent."""
+    """Area under the ROC curve: the probability that a random positive has a higher risk than a random
+    negative, ties counting one half.  None when a class is absent."""
     y, risk = _arrays(y, risk)
-    p = int(y.sum())
-    n = int(y.size - p)
-    if p == 0 or n == 0:
+    if y.all() or not y.any():
         return None
-    ranks = average_ranks(risk)
-    u = float(ranks[y].sum()) - p * (p + 1) / 2.0
-    return u / (p * n)
+    return float(_metrics().roc_auc_score(y, risk))
 
 
 @dataclass(frozen=True, slots=True)
@@ -68,21 +55,16 @@ class RocCurve:
 def roc_curve(y: Sequence[bool] | np.ndarray, risk: Sequence[float] | np.ndarray) -> RocCurve:
     """One point per distinct risk value (ties move TPR and FPR together), plus the (0, 0) start."""
     y, risk = _arrays(y, risk)
-    p = int(y.sum())
-    n = int(y.size - p)
-    if p == 0 or n == 0:
+    if y.all() or not y.any():
         raise ValueError("a ROC curve needs both classes")
-    order = np.argsort(-risk, kind="mergesort")
-    sorted_risk, sorted_y = risk[order], y[order]
-    # the last index of each run of equal risks
-    last = np.r_[np.nonzero(np.diff(sorted_risk))[0], sorted_risk.size - 1]
-    tp = np.cumsum(sorted_y)[last]
-    fp = (last + 1) - tp
-    return RocCurve(
-        fpr=np.r_[0.0, fp / n],
-        tpr=np.r_[0.0, tp / p],
-        thresholds=np.r_[np.inf, sorted_risk[last]],
-    )
+    fpr, tpr, thresholds = _metrics().roc_curve(y, risk, drop_intermediate=False)
+    return RocCurve(fpr=fpr, tpr=tpr, thresholds=thresholds)
+
+
+def _metrics():  # type: ignore[no-untyped-def]
+    from ragtap.evaluation.extras import require
+
+    return require("sklearn.metrics")
 
 
 # ------------------------------------------------------------------------------------ confusion and scores
@@ -304,13 +286,13 @@ def fit_logistic(
     max_iter: int = 100,
     tol: float = 1e-10,
 ) -> LogisticModel:
-    """Newton's method (IRLS) on standardised features with an L2 penalty on the weights (not the bias).
+    """L2-penalised logistic regression (scikit-learn; the bias is not penalised) on standardised
+    features, missing values imputed with the training mean.  `x` is (n, d) with NaN where a feature is missing.
+    The penalty (`l2` = 1/C) keeps the fit finite on separable data (tiny calibration sets often are)."""
+    from ragtap.evaluation.extras import require
 
-    `x` is (n, d) with NaN where a feature is missing.  The penalty keeps the fit finite on separable data
-    (tiny calibration sets often are).
-    """
     x = np.asarray(x, dtype=np.float64)
-    y = np.asarray(y, dtype=np.float64)
+    y = np.asarray(y, dtype=bool)
     if x.ndim != 2 or x.shape[0] != y.shape[0] or x.shape[1] != len(features):
         raise ValueError("x must be (n, len(features)) and match y")
     with np.errstate(invalid="ignore"):
@@ -318,25 +300,14 @@ def fit_logistic(
         std = np.nanstd(x, axis=0) if x.size else np.ones(x.shape[1])
     mean = np.where(np.isnan(mean), 0.0, mean)
     std = np.where(~np.isfinite(std) | (std < 1e-12), 1.0, std)
-    z = (x - mean) / std
-    z = np.where(np.isnan(z), 0.0, z)
-    design = np.c_[np.ones(len(z)), z]
-    d = design.shape[1]
-    penalty = np.full(d, float(l2))
-    penalty[0] = 0.0
-    w = np.zeros(d)
-    prevalence = float(np.clip(y.mean() if y.size else 0.5, 1e-6, 1 - 1e-6))
-    w[0] = np.log(prevalence / (1 - prevalence))
-    iterations = 0
-    for iterations in range(1, max_iter + 1):
-        p = 1.0 / (1.0 + np.exp(-(design @ w)))
-        gradient = design.T @ (p - y) + penalty * w
-        hessian = (design * (p * (1 - p))[:, None]).T @ design + np.diag(penalty) + 1e-9 * np.eye(d)
-        step = np.linalg.solve(hessian, gradient)
-        w -= step
-        if float(np.max(np.abs(step))) < tol:
-            break
-    return LogisticModel(tuple(features), mean, std, w[1:].copy(), float(w[0]), iterations)
+    z = np.where(np.isnan((x - mean) / std), 0.0, (x - mean) / std)
+    if y.all() or not y.any():  # one class: no slope to learn; the bias is the (clipped) prevalence
+        prevalence = float(np.clip(y.mean() if y.size else 0.5, 1e-6, 1 - 1e-6))
+        return LogisticModel(tuple(features), mean, std, np.zeros(len(features)), float(np.log(prevalence / (1 - prevalence))), 0)
+    # newton-cholesky: exact Newton steps, so the penalised score equations are met to `tol` (lbfgs stops earlier)
+    model = require("sklearn.linear_model").LogisticRegression(C=1.0 / max(l2, 1e-12), solver="newton-cholesky", max_iter=max_iter, tol=tol)
+    model.fit(z, y)
+    return LogisticModel(tuple(features), mean, std, model.coef_[0].copy(), float(model.intercept_[0]), int(model.n_iter_[0]))
 
 
 # ------------------------------------------------------------------------------------------- splitting

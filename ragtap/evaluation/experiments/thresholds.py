@@ -40,6 +40,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from ragtap.evaluation import stats
+from ragtap.evaluation.extras import require
 from ragtap.evaluation.datasets import load_cloud_faq, load_squad2, load_wikieval
 from ragtap.evaluation.retrieval import build_index, embed_with_progress
 from ragtap.types import METRICS, Thresholds
@@ -478,10 +479,8 @@ def toml(result: dict[str, Any]) -> str:
 
 
 def plot(result: dict[str, Any], out_dir: Path) -> str:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    require("matplotlib").use("Agg")
+    plt = require("matplotlib.pyplot")
 
     sets: list[PairSet] = result["_sets"]
     fig, axes = plt.subplots(2, 3, figsize=(13, 7))
