@@ -10,7 +10,8 @@ import numpy as np
 import pytest
 
 from ragtap import cli
-from ragtap.evaluation.experiments.delucionqa import DatasetError, _ClaimTable, fit_claim_thresholds, load_split, macro_f1
+from ragtap.evaluation.datasets import DatasetError
+from ragtap.evaluation.experiments.delucionqa import _ClaimTable, fit_claim_thresholds, load_split, macro_f1
 from ragtap.scoring.claims import ClaimThresholds
 from ragtap.types import Assessment, ClaimSupport, Scores, Verdict
 

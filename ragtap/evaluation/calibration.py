@@ -21,7 +21,6 @@ the data (e.g. `--no-llm` output has only QRD) are left out, so the config keeps
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -30,6 +29,7 @@ from typing import Any
 import numpy as np
 
 from ragtap.evaluation import stats
+from ragtap.evaluation.datasets import DatasetError, read_jsonl
 from ragtap.types import METRICS, PRIMARY_METRICS
 
 OBJECTIVES = ("f1", "f2", "recall")
@@ -106,36 +106,33 @@ def read_labelled(
     unscored: list[tuple[int, dict[str, Any]]] = []
     unlabelled = 0
     embedder = None
-    with open(path, encoding="utf-8") as handle:
-        for number, line in enumerate(handle, 1):
-            if not line.strip():
-                continue
-            try:
-                record = json.loads(line)
-            except json.JSONDecodeError as error:
-                raise CalibrationError(f"{path}:{number}: not valid JSON ({error})") from error
-            if not isinstance(record, dict):
-                raise CalibrationError(f"{path}:{number}: expected a JSON object")
-            try:
-                y = parse_label(_field(record, label), positives, negatives)
-            except CalibrationError as error:
-                raise CalibrationError(f"{path}:{number}: {error}") from error
-            if y is None:
-                unlabelled += 1
-                continue
-            labels.append(y)
-            value = record.get("scores")
-            if isinstance(value, dict):
-                clean: dict[str, float | None] = {}
-                for metric in METRICS:
-                    v = value.get(metric)
-                    if v is not None and not isinstance(v, int | float):
-                        raise CalibrationError(f"{path}:{number}: scores.{metric} must be a number or null")
-                    clean[metric] = None if v is None else float(v)
-                scores.append(clean)
-            else:
-                scores.append(None)
-                unscored.append((len(scores) - 1, record))
+    try:
+        lines = list(read_jsonl(path))
+    except DatasetError as error:
+        raise CalibrationError(str(error)) from error
+    for where, record in lines:
+        if not isinstance(record, dict):
+            raise CalibrationError(f"{where}: expected a JSON object")
+        try:
+            y = parse_label(_field(record, label), positives, negatives)
+        except CalibrationError as error:
+            raise CalibrationError(f"{where}: {error}") from error
+        if y is None:
+            unlabelled += 1
+            continue
+        labels.append(y)
+        value = record.get("scores")
+        if isinstance(value, dict):
+            clean: dict[str, float | None] = {}
+            for metric in METRICS:
+                v = value.get(metric)
+                if v is not None and not isinstance(v, int | float):
+                    raise CalibrationError(f"{where}: scores.{metric} must be a number or null")
+                clean[metric] = None if v is None else float(v)
+            scores.append(clean)
+        else:
+            scores.append(None)
+            unscored.append((len(scores) - 1, record))
     if unscored:
         if scorer is None:
             raise CalibrationError(f"{path}: {len(unscored)} lines have no 'scores' object; score them first with `ragtap score`")

@@ -76,7 +76,8 @@ def _read_json(path: Path) -> Any:
         raise DatasetError(f"{path}: not valid JSON ({error})") from error
 
 
-def _read_jsonl(path: Path) -> Iterable[tuple[str, Any]]:
+def read_jsonl(path: Path) -> Iterable[tuple[str, Any]]:
+    """(`path:line`, decoded value) for each non-blank line; DatasetError names the line that is not JSON."""
     try:
         handle = open(path, encoding="utf-8")  # noqa: SIM115
     except OSError as error:
@@ -193,7 +194,7 @@ class FaqRow:
 def load_cloud_faq(data_dir: Path) -> list[FaqRow]:
     path = dataset_file(data_dir, CLOUD_FAQ)
     rows = []
-    for where, row in _read_jsonl(path):
+    for where, row in read_jsonl(path):
         source = _require_str(row, "source", where)
         question = _require_str(row, "question", where)
         answer = _require_str(row, "answer", where)
@@ -253,7 +254,7 @@ def load_pool(path: str | os.PathLike[str]) -> list[PoolChunk]:
     if not path.is_file():
         raise DatasetError(f"--pool {path}: file not found")
     chunks = []
-    for where, row in _read_jsonl(path):
+    for where, row in read_jsonl(path):
         if isinstance(row, dict) and "text" not in row and "doc_chunk" in row:
             row = {**row, "text": row["doc_chunk"]}
         doc_name = _require_str(row, "doc_name", where)
@@ -305,7 +306,7 @@ def _contexts(value: str, where: str) -> tuple[str, ...]:
 def load_wikieval(data_dir: Path) -> list[WikiEvalRow]:
     path = dataset_file(data_dir, WIKIEVAL)
     out = []
-    for where, row in _read_jsonl(path):
+    for where, row in read_jsonl(path):
         question = _strip_label(_require_str(row, "question", where) or "", "Question")
         contexts = _contexts(_require_str(row, "context_v1", where) or "", where)
         answer = _strip_label(_require_str(row, "answer", where) or "", "Answer")

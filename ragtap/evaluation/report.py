@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import math
+import sys
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -349,3 +350,13 @@ def _json_default(value: Any) -> Any:
     if isinstance(value, np.ndarray):
         return value.tolist()
     raise TypeError(f"not JSON serialisable: {type(value).__name__}")
+
+
+def save_report(out: Path, markdown: str, report: dict[str, Any], extra: dict[str, str] | None = None) -> None:
+    """DIR/report.md, DIR/report.json and any extra text files; says on stderr what it wrote."""
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "report.md").write_text(markdown, encoding="utf-8")
+    (out / "report.json").write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
+    for name, text in (extra or {}).items():
+        (out / name).write_text(text, encoding="utf-8")
+    print(f"wrote {', '.join(str(out / n) for n in ['report.md', 'report.json', *(extra or {})])}", file=sys.stderr)

@@ -32,6 +32,8 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from ragtap.evaluation.datasets import DatasetError, read_jsonl
+from ragtap.evaluation.report import save_report
 from ragtap.evaluation.stats import auc, confusion
 from ragtap.scoring.claims import ClaimThresholds, rejudge
 from ragtap.scoring.verdict import assess
@@ -45,10 +47,6 @@ FLAGGED = frozenset({Verdict.PARAMETRIC, Verdict.UNSUPPORTED_ANSWER, Verdict.REF
 BATCH = 64
 
 
-class DatasetError(ValueError):
-    """A file that is not in the DelucionQA format; the message names the line."""
-
-
 @dataclass(frozen=True)
 class LabelledAnswer:
     id: str
@@ -59,18 +57,14 @@ class LabelledAnswer:
 
 def load_split(path: str | Path) -> list[LabelledAnswer]:
     rows = []
-    with open(path, encoding="utf-8") as handle:
-        for number, line in enumerate(handle, 1):
-            if not line.strip():
-                continue
-            try:
-                record = json.loads(line)
-                documents = tuple(Document(d["text"] if isinstance(d, dict) else str(d)) for d in record["documents"])
-                item = Interaction(question=str(record["question"]), documents=documents, answer=str(record["answer"]), id=str(record.get("id", number)))
-                labels = {s["sentence"]: s["label"] for s in record.get("answer_sentences", [])}
-                rows.append(LabelledAnswer(item.id or str(number), item, bool(record["hallucinated"]), labels))
-            except (ValueError, KeyError, TypeError) as error:
-                raise DatasetError(f"{path}:{number}: not a DelucionQA line ({type(error).__name__}: {error})") from error
+    for number, (where, record) in enumerate(read_jsonl(Path(path)), 1):
+        try:
+            documents = tuple(Document(d["text"] if isinstance(d, dict) else str(d)) for d in record["documents"])
+            item = Interaction(question=str(record["question"]), documents=documents, answer=str(record["answer"]), id=str(record.get("id", number)))
+            labels = {s["sentence"]: s["label"] for s in record.get("answer_sentences", [])}
+            rows.append(LabelledAnswer(item.id or str(number), item, bool(record["hallucinated"]), labels))
+        except (ValueError, KeyError, TypeError, AttributeError) as error:
+            raise DatasetError(f"{where}: not a DelucionQA line ({type(error).__name__}: {error})") from error
     if not rows:
         raise DatasetError(f"{path}: no rows")
     return rows
@@ -248,14 +242,8 @@ def run_delucionqa(args: argparse.Namespace) -> int:
     markdown = render_markdown(report)
     print(markdown)
     if args.out:
-        out = Path(args.out)
-        out.mkdir(parents=True, exist_ok=True)
-        (out / "report.md").write_text(markdown, encoding="utf-8")
-        (out / "report.json").write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
-        with open(out / "rows.jsonl", "w", encoding="utf-8") as handle:
-            for row, a in zip(rows, assessments):
-                handle.write(json.dumps(row_dump(row, a), ensure_ascii=False) + "\n")
-        print(f"wrote {out}/report.md, report.json, rows.jsonl", file=sys.stderr)
+        dump = "".join(json.dumps(row_dump(row, a), ensure_ascii=False) + "\n" for row, a in zip(rows, assessments))
+        save_report(Path(args.out), markdown, report, {"rows.jsonl": dump})
     return 0
 
 

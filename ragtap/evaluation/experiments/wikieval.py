@@ -540,11 +540,9 @@ def run_wikieval(args: argparse.Namespace) -> int:
     markdown = render_markdown(report)
     print(markdown)
     if args.out:
-        out = Path(args.out)
-        out.mkdir(parents=True, exist_ok=True)
-        (out / "report.md").write_text(markdown, encoding="utf-8")
-        (out / "report.json").write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
-        print(f"wrote {out / 'report.md'} and {out / 'report.json'}", file=sys.stderr)
+        from ragtap.evaluation.report import save_report
+
+        save_report(Path(args.out), markdown, report)
     return 0
 
 
