@@ -312,22 +312,3 @@ async def test_handler_explicit_token_overrides_settings():
         await client.close()
 
 
-@pytest.mark.asyncio
-async def test_separate_server():
-    import socket
-
-    import aiohttp
-
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-    p = PrometheusExporter(PrometheusSettings(listen_host="127.0.0.1", listen_port=port, token="t"))
-    runner = await p.start_separate_server()
-    try:
-        async with aiohttp.ClientSession() as session:
-            async with session.get(f"http://127.0.0.1:{port}/metrics") as resp:
-                assert resp.status == 401
-            async with session.get(f"http://127.0.0.1:{port}/metrics", headers={"Authorization": "Bearer t"}) as r:
-                assert r.status == 200
-    finally:
-        await runner.cleanup()

@@ -26,6 +26,17 @@ import time
 from typing import TYPE_CHECKING, Any
 
 from ragtap.exporters.base import Exporter
+from ragtap.exporters.semconv import (
+    EVALUATION_EVENT,
+    GEN_AI_EVALUATION_EXPLANATION,
+    GEN_AI_EVALUATION_NAME,
+    GEN_AI_EVALUATION_SCORE_LABEL,
+    GEN_AI_EVALUATION_SCORE_VALUE,
+    GEN_AI_REQUEST_MODEL,
+    GEN_AI_RESPONSE_ID,
+    SCORE_BUCKETS,
+    chat_span,
+)
 from ragtap.judge.ragas import METRIC_NAMES, Judgement
 
 if TYPE_CHECKING:
@@ -36,17 +47,7 @@ if TYPE_CHECKING:
 
 SKIP_REASONS: tuple[str, ...] = ("sampled_out", "rate_limited", "budget_exhausted", "busy", "no_answer", "no_event_loop")
 TRIGGERS: tuple[str, ...] = ("not_grounded", "sampled")
-SCORE_BUCKETS: tuple[float, ...] = tuple(round(i * 0.05, 2) for i in range(21))
-
-EVALUATION_EVENT = "gen_ai.evaluation.result"
-GEN_AI_EVALUATION_NAME = "gen_ai.evaluation.name"
-GEN_AI_EVALUATION_SCORE_VALUE = "gen_ai.evaluation.score.value"
-GEN_AI_EVALUATION_SCORE_LABEL = "gen_ai.evaluation.score.label"
-GEN_AI_EVALUATION_EXPLANATION = "gen_ai.evaluation.explanation"
-GEN_AI_RESPONSE_ID = "gen_ai.response.id"
-GEN_AI_REQUEST_MODEL = "gen_ai.request.model"
 EVALUATE_SPAN_NAME = "evaluate ragas"
-CHAT_SPAN_KEY = "otel_span"  # where OtelExporter keeps the chat span in ExchangeRecord.extras
 
 
 class JudgePrometheusMetrics:
@@ -139,8 +140,8 @@ class OtelJudgeExporter(Exporter):
         from opentelemetry.trace import SpanKind
 
         exchange = interaction.exchange
-        chat_span = exchange.extras.get(CHAT_SPAN_KEY) if exchange is not None else None
-        parent = trace.set_span_in_context(chat_span) if chat_span is not None else None
+        span_of_chat = chat_span(exchange.extras) if exchange is not None else None
+        parent = trace.set_span_in_context(span_of_chat) if span_of_chat is not None else None
         now = time.time_ns()
         start = now - int(max(0.0, judgement.seconds) * 1e9)
         span = self.tracer.start_span(EVALUATE_SPAN_NAME, context=parent, kind=SpanKind.INTERNAL, start_time=start)

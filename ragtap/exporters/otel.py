@@ -46,38 +46,38 @@ from opentelemetry.trace.propagation.tracecontext import TraceContextTextMapProp
 
 from ragtap.exchange import ExchangeRecord
 from ragtap.exporters.base import Exporter
+from ragtap.exporters.semconv import (
+    ERROR_TYPE,
+    EVALUATION_EVENT,
+    GEN_AI_EVALUATION_EXPLANATION,
+    GEN_AI_EVALUATION_NAME,
+    GEN_AI_EVALUATION_SCORE_LABEL,
+    GEN_AI_EVALUATION_SCORE_VALUE,
+    GEN_AI_OPERATION_NAME,
+    GEN_AI_OUTPUT_MESSAGES,
+    GEN_AI_PROVIDER_NAME,
+    GEN_AI_REQUEST_MODEL,
+    GEN_AI_REQUEST_STREAM,
+    GEN_AI_RESPONSE_FINISH_REASONS,
+    GEN_AI_RESPONSE_ID,
+    GEN_AI_RESPONSE_MODEL,
+    GEN_AI_RESPONSE_TIME_TO_FIRST_CHUNK,
+    GEN_AI_RETRIEVAL_DOCUMENTS,
+    GEN_AI_RETRIEVAL_QUERY_TEXT,
+    GEN_AI_USAGE_INPUT_TOKENS,
+    GEN_AI_USAGE_OUTPUT_TOKENS,
+    HTTP_RESPONSE_STATUS_CODE,
+    SERVER_ADDRESS,
+    SERVER_PORT,
+    chat_span,
+    keep_chat_span,
+)
 from ragtap.exporters.settings import OtelSettings
 from ragtap.types import METRICS, Assessment, Interaction, Verdict
 
 log = logging.getLogger("ragtap.exporters.otel")
 
-SPAN_KEY = "otel_span"  # key of the chat span in ExchangeRecord.extras
-EVALUATION_EVENT = "gen_ai.evaluation.result"
 EVALUATE_SPAN_NAME = "evaluate ragtap"
-
-# GenAI semantic-convention attribute names (kept literal: the incubating constants are deprecated in the Python
-# semconv package since the GenAI conventions moved to their own repository; the names are unchanged).
-GEN_AI_OPERATION_NAME = "gen_ai.operation.name"
-GEN_AI_PROVIDER_NAME = "gen_ai.provider.name"
-GEN_AI_REQUEST_MODEL = "gen_ai.request.model"
-GEN_AI_REQUEST_STREAM = "gen_ai.request.stream"
-GEN_AI_RESPONSE_MODEL = "gen_ai.response.model"
-GEN_AI_RESPONSE_ID = "gen_ai.response.id"
-GEN_AI_RESPONSE_FINISH_REASONS = "gen_ai.response.finish_reasons"
-GEN_AI_RESPONSE_TIME_TO_FIRST_CHUNK = "gen_ai.response.time_to_first_chunk"
-GEN_AI_USAGE_INPUT_TOKENS = "gen_ai.usage.input_tokens"
-GEN_AI_USAGE_OUTPUT_TOKENS = "gen_ai.usage.output_tokens"
-GEN_AI_EVALUATION_NAME = "gen_ai.evaluation.name"
-GEN_AI_EVALUATION_SCORE_VALUE = "gen_ai.evaluation.score.value"
-GEN_AI_EVALUATION_SCORE_LABEL = "gen_ai.evaluation.score.label"
-GEN_AI_EVALUATION_EXPLANATION = "gen_ai.evaluation.explanation"
-GEN_AI_OUTPUT_MESSAGES = "gen_ai.output.messages"
-GEN_AI_RETRIEVAL_QUERY_TEXT = "gen_ai.retrieval.query.text"
-GEN_AI_RETRIEVAL_DOCUMENTS = "gen_ai.retrieval.documents"
-SERVER_ADDRESS = "server.address"
-SERVER_PORT = "server.port"
-ERROR_TYPE = "error.type"
-HTTP_RESPONSE_STATUS_CODE = "http.response.status_code"
 
 MAX_CAPTURED_DOCUMENTS = 50
 
@@ -216,11 +216,11 @@ class OtelExporter(Exporter):
             attributes[SERVER_PORT] = int(exchange.upstream_port)
         span = self.tracer.start_span(_chat_span_name(exchange.request_model), context=parent, kind=SpanKind.CLIENT,
                                       attributes=attributes, start_time=_epoch_ns(exchange.started_at))
-        exchange.extras[SPAN_KEY] = span
+        keep_chat_span(exchange.extras, span)
         return span
 
     def exchange_finished(self, exchange: ExchangeRecord) -> None:
-        span = exchange.extras.get(SPAN_KEY)
+        span = chat_span(exchange.extras)
         if span is None:  # exchange_started was not seen (e.g. exporter added late): still record the exchange
             span = self._start_chat_span(exchange)
         if not span.is_recording():
@@ -269,9 +269,9 @@ class OtelExporter(Exporter):
         exchange = interaction.exchange
         parent = None
         if exchange is not None:
-            chat_span = exchange.extras.get(SPAN_KEY)
-            if chat_span is not None:
-                parent = trace.set_span_in_context(chat_span)
+            span_of_chat = chat_span(exchange.extras)
+            if span_of_chat is not None:
+                parent = trace.set_span_in_context(span_of_chat)
             elif exchange.trace_headers:
                 parent = _propagator.extract(carrier={k.lower(): v for k, v in exchange.trace_headers.items()})
         response_id = exchange.response_id if exchange is not None else None

@@ -8,7 +8,7 @@ Usage (the proxy serves the metrics on its own port)::
     prom.watch_errors("hooks", lambda: exporters.errors)  # hook exceptions caught by the ExporterSet
     prom.watch_errors("otel", lambda: otel.stats.failures)  # failed OTLP exports (see otel.ExportStats)
     add_metrics_route(app, prom)                          # GET settings.path, bearer token when configured
-    # or, when settings.listen_port is set:  runner = await prom.start_separate_server()
+    # with settings.listen_port set, ragtap.proxy.server serves the same route on its own listener
 
 Every exporter owns its `CollectorRegistry` (never the process-global one), so several apps and tests coexist.
 
@@ -34,6 +34,7 @@ from prometheus_client.openmetrics import exposition as openmetrics
 
 from ragtap.exchange import ExchangeRecord
 from ragtap.exporters.base import Exporter
+from ragtap.exporters.semconv import SCORE_BUCKETS
 from ragtap.exporters.settings import PrometheusSettings
 from ragtap.types import METRICS, Assessment, Interaction, Verdict
 
@@ -55,7 +56,6 @@ MAX_REASONS = 16  # distinct values of a `reason` label before the rest become "
 
 # Cosine similarity lies in [-1, 1]; real embeddings of related texts sit in [0, 1].  0.05 steps (the thesis
 # thresholds 0.70-0.85 fall on bucket bounds); anything below 0 lands in the le="0" bucket.
-SCORE_BUCKETS: tuple[float, ...] = tuple(round(i * 0.05, 2) for i in range(21))
 UPSTREAM_BUCKETS: tuple[float, ...] = (0.05, 0.1, 0.25, 0.5, 1, 2, 4, 8, 15, 30, 60, 120, 300)
 TTFT_BUCKETS: tuple[float, ...] = (0.025, 0.05, 0.1, 0.25, 0.5, 1, 2, 4, 8, 15, 30, 60)
 ADDED_BUCKETS: tuple[float, ...] = (0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5)
@@ -222,20 +222,6 @@ class PrometheusExporter(Exporter):
         if accept and "application/openmetrics-text" in accept:
             return openmetrics.generate_latest(self.registry), openmetrics.CONTENT_TYPE_LATEST
         return generate_latest(self.registry), CONTENT_TYPE_LATEST
-
-    async def start_separate_server(self, host: str | None = None, port: int | None = None) -> "web.AppRunner":
-        """Serve the metrics on their own listener (settings.listen_host/listen_port); returns the AppRunner to
-        `await runner.cleanup()` at shutdown."""
-        from aiohttp import web
-
-        app = web.Application()
-        add_metrics_route(app, self)
-        runner = web.AppRunner(app, access_log=None)
-        await runner.setup()
-        site = web.TCPSite(runner, host or self.settings.listen_host or "127.0.0.1",
-                           port if port is not None else (self.settings.listen_port or 9787))
-        await site.start()
-        return runner
 
     # --------------------------------------------------------------------------------------------------- hooks
     def exchange_finished(self, exchange: ExchangeRecord) -> None:

@@ -1,0 +1,54 @@
+"""Names shared by the exporters, written once: OpenTelemetry GenAI semantic-convention attribute names, the
+evaluation event, and the score histogram buckets (Prometheus, and the judge's metrics).
+
+The GenAI names are kept literal: the incubating constants are deprecated in the Python semconv package since the
+GenAI conventions moved to their own repository; the names themselves are unchanged.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+# Scores are cosines and shares in [0, 1] (a negative cosine lands in the lowest bucket): 0.05 steps.
+SCORE_BUCKETS: tuple[float, ...] = tuple(round(i * 0.05, 2) for i in range(21))
+
+EVALUATION_EVENT = "gen_ai.evaluation.result"
+GEN_AI_EVALUATION_NAME = "gen_ai.evaluation.name"
+GEN_AI_EVALUATION_SCORE_VALUE = "gen_ai.evaluation.score.value"
+GEN_AI_EVALUATION_SCORE_LABEL = "gen_ai.evaluation.score.label"
+GEN_AI_EVALUATION_EXPLANATION = "gen_ai.evaluation.explanation"
+
+GEN_AI_OPERATION_NAME = "gen_ai.operation.name"
+GEN_AI_PROVIDER_NAME = "gen_ai.provider.name"
+GEN_AI_REQUEST_MODEL = "gen_ai.request.model"
+GEN_AI_REQUEST_STREAM = "gen_ai.request.stream"
+GEN_AI_RESPONSE_MODEL = "gen_ai.response.model"
+GEN_AI_RESPONSE_ID = "gen_ai.response.id"
+GEN_AI_RESPONSE_FINISH_REASONS = "gen_ai.response.finish_reasons"
+GEN_AI_RESPONSE_TIME_TO_FIRST_CHUNK = "gen_ai.response.time_to_first_chunk"
+GEN_AI_USAGE_INPUT_TOKENS = "gen_ai.usage.input_tokens"
+GEN_AI_USAGE_OUTPUT_TOKENS = "gen_ai.usage.output_tokens"
+GEN_AI_OUTPUT_MESSAGES = "gen_ai.output.messages"
+GEN_AI_RETRIEVAL_QUERY_TEXT = "gen_ai.retrieval.query.text"
+GEN_AI_RETRIEVAL_DOCUMENTS = "gen_ai.retrieval.documents"
+SERVER_ADDRESS = "server.address"
+SERVER_PORT = "server.port"
+ERROR_TYPE = "error.type"
+HTTP_RESPONSE_STATUS_CODE = "http.response.status_code"
+
+# Where the OTel exporter keeps an exchange's chat span (ExchangeRecord.extras): other exporters that add
+# children to that span read it through `chat_span()`, never by the key.
+_CHAT_SPAN = "otel_span"
+
+
+def chat_span(extras: dict[str, Any]) -> Any | None:
+    """The chat span the OTel exporter opened for this exchange, if any."""
+    return extras.get(_CHAT_SPAN)
+
+
+def keep_chat_span(extras: dict[str, Any], span: Any) -> None:
+    extras[_CHAT_SPAN] = span
+
+
+def drop_chat_span(extras: dict[str, Any]) -> Any | None:
+    return extras.pop(_CHAT_SPAN, None)
