@@ -65,10 +65,12 @@ def test_ties_count_half_and_missing_scores_are_ties() -> None:
 
 
 def test_context_parsing_and_text_clean_up() -> None:
-    assert W.parse_context("['First passage.', 'Second passage.']") == "First passage.\n\nSecond passage."
-    assert W.parse_context("[not a list") == "[not a list" and W.parse_context(["a", "b"]) == "a\n\nb"
-    row = W.normalise({"question": "Question: Who?", "context_v1": "['C.']", "answer": "Answer: Him.",
-                       "ungrounded_answer": "Her.", "poor_answer": "Someone.'"}, 7)
+    from ragtap.evaluation.datasets import wikieval_contexts, wikieval_row
+
+    assert wikieval_contexts("['First passage.', 'Second passage.']") == ("First passage.", "Second passage.")
+    assert wikieval_contexts("[not a list") == ("[not a list",) and wikieval_contexts(["a", "b"]) == ("a", "b")
+    row = wikieval_row({"question": "Question: Who?", "context_v1": "['C.']", "answer": "Answer: Him.",
+                        "ungrounded_answer": "Her.", "poor_answer": "Someone.'"}, 7)
     assert (row.row, row.question, row.context, row.answer, row.poor_answer) == (7, "Who?", "C.", "Him.", "Someone.")
     assert row.raw_candidate("answer_relevance", True) == "Answer: Him." and row.candidate("faithfulness", False) == "Her."
 

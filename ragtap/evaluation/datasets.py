@@ -18,7 +18,7 @@ import hashlib
 import json
 import os
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -268,14 +268,32 @@ def load_pool(path: str | os.PathLike[str]) -> list[PoolChunk]:
 # -------------------------------------------------------------------------------------------- WikiEval
 
 
-@dataclass(frozen=True, slots=True)
+# The two WikiEval tasks of the Ragas paper: the preferred candidate is always `answer`; the other one is this field.
+WIKIEVAL_TASKS: dict[str, str] = {"faithfulness": "ungrounded_answer", "answer_relevance": "poor_answer"}
+
+
+@dataclass(frozen=True)
 class WikiEvalRow:
+    """One WikiEval row, cleaned (see `wikieval_row`); `raw` keeps the line as the file has it."""
+
     row: int
-    question: str
-    contexts: tuple[str, ...]
-    answer: str
+    question: str  # "Question: " removed
+    contexts: tuple[str, ...]  # context_v1's passages
+    answer: str  # "Answer: " removed
     ungrounded_answer: str
-    poor_answer: str
+    poor_answer: str  # the CSV export's stray trailing "'" removed
+    raw: dict[str, Any] = field(repr=False, compare=False)
+
+    @property
+    def context(self) -> str:
+        """The passages as one text, separated by blank lines."""
+        return "\n\n".join(self.contexts)
+
+    def candidate(self, task: str, preferred: bool) -> str:
+        return self.answer if preferred else getattr(self, WIKIEVAL_TASKS[task])
+
+    def raw_candidate(self, task: str, preferred: bool) -> str:
+        return str(self.raw["answer"] if preferred else self.raw[WIKIEVAL_TASKS[task]])
 
 
 def _strip_label(text: str, label: str) -> str:
@@ -285,38 +303,46 @@ def _strip_label(text: str, label: str) -> str:
     return text
 
 
-def _contexts(value: str, where: str) -> tuple[str, ...]:
-    """context_v1 is a Python list written as text ("['...', '...']"); a plain string is one context."""
-    text = value.strip()
+def wikieval_contexts(value: Any) -> tuple[str, ...]:
+    """context_v1 is a Python list written as text ("['...', '...']"); a list, or a plain string (also one that
+    only looks like a list), is taken as it is.  Empty passages are dropped."""
+    if isinstance(value, list | tuple):
+        return tuple(str(c) for c in value if str(c).strip())
+    text = str(value).strip()
     if text.startswith("["):
         try:
             parsed = ast.literal_eval(text)
-        except (ValueError, SyntaxError) as error:
-            raise DatasetError(f"{where}: 'context_v1' looks like a list but does not parse ({error})") from error
-        if not isinstance(parsed, list) or not all(isinstance(c, str) for c in parsed):
-            raise DatasetError(f"{where}: 'context_v1' must be a list of strings")
-        contexts = tuple(c for c in parsed if c.strip())
-    else:
-        contexts = (text,)
+        except (ValueError, SyntaxError):
+            return (text,)
+        if isinstance(parsed, list | tuple):
+            return tuple(str(c) for c in parsed if str(c).strip())
+    return (text,) if text else ()
+
+
+def wikieval_row(record: dict[str, Any], index: int, where: str = "row") -> WikiEvalRow:
+    """The one clean-up of a WikiEval line, for every experiment that reads it."""
+    contexts = wikieval_contexts(record.get("context_v1", ""))
     if not contexts:
         raise DatasetError(f"{where}: 'context_v1' is empty")
-    return contexts
+    return WikiEvalRow(
+        row=int(record["row"]) if isinstance(record.get("row"), int) else index,
+        question=_strip_label(_require_str(record, "question", where) or "", "Question"),
+        contexts=contexts,
+        answer=_strip_label(_require_str(record, "answer", where) or "", "Answer"),
+        ungrounded_answer=_strip_label(_require_str(record, "ungrounded_answer", where) or "", "Answer"),
+        poor_answer=_strip_label(_require_str(record, "poor_answer", where) or "", "Answer").rstrip("'").strip(),
+        raw=record,
+    )
 
 
-def load_wikieval(data_dir: Path) -> list[WikiEvalRow]:
-    path = dataset_file(data_dir, WIKIEVAL)
-    out = []
-    for where, row in read_jsonl(path):
-        question = _strip_label(_require_str(row, "question", where) or "", "Question")
-        contexts = _contexts(_require_str(row, "context_v1", where) or "", where)
-        answer = _strip_label(_require_str(row, "answer", where) or "", "Answer")
-        ungrounded = _strip_label(_require_str(row, "ungrounded_answer", where) or "", "Answer")
-        poor = _strip_label(_require_str(row, "poor_answer", where) or "", "Answer")
-        number = row.get("row") if isinstance(row.get("row"), int) else len(out)
-        out.append(WikiEvalRow(number, question, contexts, answer, ungrounded, poor))
+def load_wikieval(data: Path | str, limit: int | None = None) -> list[WikiEvalRow]:
+    """`data` is the data directory (wikieval/wikieval.jsonl under it) or the .jsonl file itself."""
+    data = Path(data)
+    path = data if data.suffix == ".jsonl" else dataset_file(data, WIKIEVAL)
+    out = [wikieval_row(row, index, where) for index, (where, row) in enumerate(read_jsonl(path))]
     if not out:
         raise DatasetError(f"{path}: no rows")
-    return out
+    return out[:limit] if limit is not None else out
 
 
 # --------------------------------------------------------------------------------------------- sampling

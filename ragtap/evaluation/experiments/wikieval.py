@@ -26,21 +26,20 @@ Usage::
 from __future__ import annotations
 
 import argparse
-import ast
 import asyncio
 import functools
-import json
 import os
 import re
 import sys
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from ragtap.evaluation.datasets import WIKIEVAL_TASKS, WikiEvalRow, load_wikieval
 from ragtap.judge.settings import add_endpoint_arguments, with_arguments
 from ragtap.scoring.refusal import DEFAULT_REFUSAL_DETECTOR
 from ragtap.scoring.sentences import split_sentences
@@ -50,7 +49,7 @@ if TYPE_CHECKING:
     from ragtap.embedding.base import Embedder
     from ragtap.judge.ragas import Judge
 
-TASKS: dict[str, str] = {"faithfulness": "ungrounded_answer", "answer_relevance": "poor_answer"}
+TASKS = WIKIEVAL_TASKS
 
 # Table 1 of the paper (WikiEval agreement with the annotators) and the LLM calls each method spends per row.
 PAPER: dict[str, dict[str, float]] = {
@@ -73,63 +72,7 @@ def data_file(data: str | Path | None) -> Path:
 
 
 # ------------------------------------------------------------------------------------------------- data
-
-
-def _strip_prefix(text: str, prefix: str) -> str:
-    return text[len(prefix):].lstrip() if text.startswith(prefix) else text
-
-
-@dataclass(frozen=True)
-class WikiEvalRow:
-    row: int
-    question: str  # "Question: " removed
-    context: str  # context_v1's passages joined by blank lines
-    answer: str  # "Answer: " removed
-    ungrounded_answer: str
-    poor_answer: str  # trailing "'" removed
-    raw: dict[str, Any] = field(repr=False)
-
-    def candidate(self, task: str, preferred: bool) -> str:
-        return self.answer if preferred else getattr(self, TASKS[task])
-
-    def raw_candidate(self, task: str, preferred: bool) -> str:
-        return str(self.raw["answer"] if preferred else self.raw[TASKS[task]])
-
-
-def parse_context(value: Any) -> str:
-    """`context_v1` is the text of a Python list of passages; a plain string is taken as is."""
-    if isinstance(value, list):
-        return "\n\n".join(map(str, value))
-    text = str(value)
-    if text.lstrip().startswith("["):
-        try:
-            parsed = ast.literal_eval(text)
-        except (ValueError, SyntaxError):
-            return text
-        if isinstance(parsed, list | tuple):
-            return "\n\n".join(str(p) for p in parsed)
-    return text
-
-
-def normalise(record: dict[str, Any], index: int) -> WikiEvalRow:
-    return WikiEvalRow(
-        row=int(record.get("row", index)),
-        question=_strip_prefix(str(record["question"]).strip(), "Question:"),
-        context=parse_context(record["context_v1"]),
-        answer=_strip_prefix(str(record["answer"]).strip(), "Answer:"),
-        ungrounded_answer=str(record["ungrounded_answer"]).strip(),
-        poor_answer=str(record["poor_answer"]).strip().rstrip("'").strip(),
-        raw=record,
-    )
-
-
-def load_wikieval(path: str | Path, limit: int | None = None) -> list[WikiEvalRow]:
-    rows = []
-    with open(path, encoding="utf-8") as handle:
-        for index, line in enumerate(handle):
-            if line.strip():
-                rows.append(normalise(json.loads(line), index))
-    return rows[:limit] if limit is not None else rows
+# One loader for every experiment: ragtap.evaluation.datasets (WikiEvalRow, load_wikieval, wikieval_contexts).
 
 
 # ------------------------------------------------------------------------------------- zero-call signals
@@ -339,16 +282,7 @@ def verdict_pairs(rows: Sequence[WikiEvalRow]) -> list[Interaction]:
     what ragtap's proxy would score for an app that answered each way (no supporting content)."""
     items = []
     for row in rows:
-        raw = row.raw.get("context_v1")
-        passages: list[Any] = [row.context]
-        if isinstance(raw, list):
-            passages = raw
-        elif isinstance(raw, str) and raw.lstrip().startswith("["):
-            try:
-                passages = list(ast.literal_eval(raw))
-            except (ValueError, SyntaxError):
-                pass
-        documents = tuple(Document(str(p)) for p in passages)
+        documents = tuple(Document(p) for p in row.contexts)
         items.extend(Interaction(question=row.question, documents=documents, answer=answer) for answer in (row.answer, row.ungrounded_answer))
     return items
 
