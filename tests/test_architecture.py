@@ -15,7 +15,7 @@ PACKAGE = Path(__file__).resolve().parents[1] / "ragtap"
 # Layer of each part (a folder or a top-level module of ragtap/), lowest first.  Keep in step with
 # docs/architecture.md.
 LAYERS: dict[str, int] = {
-    "__init__": 0, "types": 0, "exchange": 0, "prompts": 0, "tokens": 0, "tokens_data": 0,
+    "__init__": 0, "types": 0, "exchange": 0, "prompts": 0, "tokens": 0, "tokens_data": 0, "retry": 0,
     "scoring": 1, "recognise": 1, "split": 1, "embedding": 1, "records": 1,
     "judge": 2, "testing": 2,
     "exporters": 3, "demo": 3,

@@ -16,7 +16,6 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import json
-import random
 import secrets
 import sys
 from collections.abc import Sequence
@@ -27,6 +26,7 @@ from typing import TYPE_CHECKING, Any
 from ragtap.config import Config
 from ragtap.exporters.base import Exporter
 from ragtap.records import assessment_fields
+from ragtap.retry import backoff, retryable
 from ragtap.types import Assessment, Interaction
 
 if TYPE_CHECKING:
@@ -145,25 +145,6 @@ def experiment_config(config: Config, settings: GenerationSettings) -> Config:
     return dataclasses.replace(config, server=server, scoring=scoring, prometheus=prometheus, log=log)
 
 
-def _retryable(error: BaseException) -> tuple[bool, float | None]:
-    import openai
-
-    if isinstance(error, openai.APIConnectionError | asyncio.TimeoutError):
-        return True, None
-    if isinstance(error, openai.RateLimitError | openai.InternalServerError | openai.ConflictError):
-        retry_after = None
-        response = getattr(error, "response", None)
-        if response is not None:
-            try:
-                retry_after = float(response.headers.get("retry-after", ""))
-            except ValueError:
-                retry_after = None
-        return True, retry_after
-    if isinstance(error, openai.APIStatusError) and (error.status_code in (408, 409, 425, 429) or error.status_code >= 500):
-        return True, None
-    return False, None
-
-
 def _fatal(error: BaseException) -> bool:
     import openai
 
@@ -210,11 +191,9 @@ async def _send_one(
             collector.forget(trace_id)
             if _fatal(error):
                 raise GenerationAborted(f"{type(error).__name__}: {getattr(error, 'message', error)}") from error
-            retry, retry_after = _retryable(error)
-            if not retry or attempt >= settings.retries:
+            if not retryable(error) or attempt >= settings.retries:
                 raise FailedRequest(f"{type(error).__name__}: {getattr(error, 'message', error)}") from error
-            delay = retry_after if retry_after is not None else settings.backoff_s * (2**attempt) * (0.5 + random.random())
-            await asyncio.sleep(min(delay, settings.max_backoff_s))
+            await asyncio.sleep(backoff(attempt, settings.backoff_s, settings.max_backoff_s, error))
             attempt += 1
             trace_id = secrets.token_hex(16)
             headers["traceparent"] = f"00-{trace_id}-{secrets.token_hex(8)}-01"

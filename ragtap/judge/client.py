@@ -16,10 +16,9 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, fields
 from typing import Any
 
+from ragtap.retry import backoff, retryable
+
 log = logging.getLogger("ragtap.judge")
-
-RETRYABLE_STATUS: frozenset[int] = frozenset({408, 409, 429})
-
 
 @dataclass(frozen=True)
 class JudgeEndpoint:
@@ -73,18 +72,6 @@ class JudgeCallError(Exception):
         self.reason = reason
 
 
-def _retry_after(error: Exception) -> float | None:
-    response = getattr(error, "response", None)
-    headers = getattr(response, "headers", None)
-    if headers is None:
-        return None
-    value = headers.get("retry-after")
-    try:
-        return max(0.0, float(value)) if value is not None else None
-    except ValueError:
-        return None
-
-
 class JudgeClient:
     """Sends judge prompts; one instance per endpoint, shared by every metric and row.
 
@@ -136,11 +123,7 @@ class JudgeClient:
         return request
 
     def backoff(self, attempt: int, error: Exception | None = None) -> float:
-        e = self.endpoint
-        hinted = _retry_after(error) if error is not None else None
-        if hinted is not None:
-            return min(e.backoff_max_s, hinted)
-        return min(e.backoff_max_s, e.backoff_base_s * (2**attempt)) * (0.5 + 0.5 * self._jitter())
+        return backoff(attempt, self.endpoint.backoff_base_s, self.endpoint.backoff_max_s, error, self._jitter)
 
     async def complete(self, system: str, user: str, usage: Usage | None = None) -> str:
         """The text of the judge's reply.  Raises JudgeCallError when the call fails for good."""
@@ -153,20 +136,14 @@ class JudgeClient:
                 try:
                     async with self._semaphore:
                         response = await self._client.chat.completions.create(**request)
-                except openai.APIStatusError as error:
-                    status = int(getattr(error, "status_code", 0) or 0)
-                    if (status in RETRYABLE_STATUS or status >= 500) and attempt < self.endpoint.max_retries:
+                except openai.APIError as error:  # HTTP statuses and connection errors (timeouts included)
+                    if retryable(error) and attempt < self.endpoint.max_retries:
                         share.retries += 1
                         await self._sleep(self.backoff(attempt, error))
                         continue
                     share.failed += 1
-                    raise JudgeCallError(f"judge HTTP {status}") from error
-                except openai.APIConnectionError as error:  # includes APITimeoutError
-                    if attempt < self.endpoint.max_retries:
-                        share.retries += 1
-                        await self._sleep(self.backoff(attempt, error))
-                        continue
-                    share.failed += 1
+                    if isinstance(error, openai.APIStatusError):
+                        raise JudgeCallError(f"judge HTTP {error.status_code}") from error
                     raise JudgeCallError(f"judge unreachable ({type(error).__name__})") from error
                 share.calls += 1
                 if response.usage is not None:
