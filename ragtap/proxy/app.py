@@ -33,6 +33,7 @@ from ragtap.wiring import BuiltExporters, build_embedder, build_exporters, build
 
 if TYPE_CHECKING:
     from ragtap.embedding.base import Embedder
+    from ragtap.pipeline.online_judge import OnlineJudge
     from ragtap.exporters.prometheus import PrometheusExporter
 
 log = logging.getLogger("ragtap.proxy")
@@ -137,8 +138,18 @@ def build_app(
     app.router.add_post("/chat/completions", handle_chat)  # clients whose base URL lacks /v1
     app.router.add_route("*", "/{tail:.*}", handle_passthrough)
 
-    # One grace period for the whole shutdown: it starts when the listener closes (on_shutdown runs before
-    # aiohttp waits for in-flight requests); the scoring drain and the exporters' flush get what is left of it.
+    _add_lifecycle(app, server.shutdown_grace_s, upstream, scoring, online_judge, exporter)
+    app[PROMETHEUS] = prometheus
+    return app
+
+
+def _add_lifecycle(
+    app: web.Application, grace_s: float, upstream: Upstream, scoring: ScoringQueue | None, online_judge: OnlineJudge | None, exporter: ExporterSet
+) -> None:
+    """Start the upstream client and the scoring worker with the app; stop them in order at shutdown.
+
+    One grace period for the whole shutdown: it starts when the listener closes (on_shutdown runs before aiohttp
+    waits for in-flight requests); the scoring drain and the exporters' flush get what is left of it."""
     shutdown_began: list[float] = []
 
     async def note_shutdown(app: web.Application) -> None:
@@ -146,7 +157,7 @@ def build_app(
 
     def grace_left() -> float:
         began = shutdown_began[0] if shutdown_began else time.monotonic()
-        return max(0.0, server.shutdown_grace_s - (time.monotonic() - began))
+        return max(0.0, grace_s - (time.monotonic() - began))
 
     async def lifecycle(app: web.Application):  # type: ignore[no-untyped-def]
         await upstream.start()
@@ -162,5 +173,3 @@ def build_app(
 
     app.on_shutdown.append(note_shutdown)
     app.cleanup_ctx.append(lifecycle)
-    app[PROMETHEUS] = prometheus
-    return app

@@ -95,18 +95,7 @@ def assess(
     answer_unsupported = unsupported(claims, "answer")
 
     if scores.sdq is None:  # no supporting content: judge the answer against the documents
-        detail = _fmt(scores, passed, ("ard", "qa"))
-        if answer_claims:
-            share = len(answer_unsupported) / len(answer_claims)
-            if share == 0:
-                return result(Verdict.GROUNDED, f"every claim of the answer found in the documents ({len(answer_claims)} claims; {detail})")
-            which = _claim_numbers(claims, "answer")
-            if share > claim_thresholds.parametric_share:
-                return result(Verdict.PARAMETRIC, f"most of the answer not found in the documents ({which} unsupported; {detail})")
-            return result(Verdict.UNSUPPORTED_ANSWER, f"part of the answer not found in the documents ({which} unsupported; {detail})")
-        if passed.get("ard", False) or any(is_extractive(answer, doc) for doc in documents):
-            return result(Verdict.GROUNDED, f"answer close to the documents ({detail}); no supporting content")
-        return result(Verdict.PARAMETRIC, f"answer not found in the documents ({detail}); no supporting content")
+        return _without_support(result, scores, passed, answer, documents, claims, claim_thresholds)
 
     primary = _fmt(scores, passed, PRIMARY_METRICS)
     extractive = is_extractive(answer, supporting)
@@ -131,6 +120,24 @@ def assess(
     if not follows["sdrd"]:
         return result(Verdict.PARAMETRIC, f"support not taken from the documents; answer from model knowledge ({primary})")
     return result(Verdict.UNSUPPORTED_ANSWER, f"support taken from the documents but the answer does not follow it ({primary})")
+
+
+def _without_support(result, scores: Scores, passed: dict[str, bool], answer: str, documents: tuple[str, ...],  # type: ignore[no-untyped-def]
+                     claims: tuple[ClaimSupport, ...], thresholds: ClaimThresholds) -> Assessment:
+    """The answer's claims against the documents; with no judgeable claim, the whole-text ARD rule."""
+    detail = _fmt(scores, passed, ("ard", "qa"))
+    answer_claims = judged(claims, "answer")
+    if answer_claims:
+        share = len(unsupported(claims, "answer")) / len(answer_claims)
+        if share == 0:
+            return result(Verdict.GROUNDED, f"every claim of the answer found in the documents ({len(answer_claims)} claims; {detail})")
+        which = _claim_numbers(claims, "answer")
+        if share > thresholds.parametric_share:
+            return result(Verdict.PARAMETRIC, f"most of the answer not found in the documents ({which} unsupported; {detail})")
+        return result(Verdict.UNSUPPORTED_ANSWER, f"part of the answer not found in the documents ({which} unsupported; {detail})")
+    if passed.get("ard", False) or any(is_extractive(answer, doc) for doc in documents):
+        return result(Verdict.GROUNDED, f"answer close to the documents ({detail}); no supporting content")
+    return result(Verdict.PARAMETRIC, f"answer not found in the documents ({detail}); no supporting content")
 
 
 def _grounded_unless_a_claim_fails(result, claims: tuple[ClaimSupport, ...], thresholds: ClaimThresholds, primary: str) -> Assessment:  # type: ignore[no-untyped-def]
