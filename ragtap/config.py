@@ -1,19 +1,26 @@
 """ragtap's configuration: typed sections, filled from defaults < config.toml < environment < command-line flags.
 
 Every setting has a default that works with no file at all (the demo runs on them).  Unknown keys in the file
-are errors, so a typo does not silently fall back to a default.
+are errors, so a typo does not silently fall back to a default.  Values are converted and checked by pydantic
+against each field's type and limits (`_LIMITS`), then names, URLs, regexes and folders are checked (`_check`):
+every problem is one line naming the setting, the rule and the value, never a traceback.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import functools
 import os
+import re
 import tomllib
 import types
 import typing
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
+from urllib.parse import urlsplit
+
+from pydantic import Field, TypeAdapter, ValidationError
 
 from ragtap.exporters.settings import OtelSettings, PrometheusSettings
 from ragtap.judge.settings import JudgeSettings
@@ -116,38 +123,73 @@ ENV_OVERRIDES: dict[str, tuple[str, str]] = {
 }
 
 
-def _coerce(value: Any, annotation: Any, where: str) -> Any:
-    """Convert a TOML or environment value to the field's declared type, or raise ConfigError."""
-    hint = annotation
-    origin = typing.get_origin(hint)
-    if origin in (typing.Union, types.UnionType):
-        args = [a for a in typing.get_args(hint) if a is not type(None)]
-        if value is None or value == "":
-            return None
-        hint, origin = args[0], typing.get_origin(args[0])
-    if dataclasses.is_dataclass(hint) and isinstance(value, dict):
-        try:
-            return hint(**value)
-        except (TypeError, ValueError) as error:
-            raise ConfigError(f"{where}: {error}") from error
-    if origin is tuple:
-        (item_type, *_) = typing.get_args(hint)
-        items = value.split(",") if isinstance(value, str) else value
-        if not isinstance(items, list | tuple):
-            raise ConfigError(f"{where}: expected a list")
-        return tuple(_coerce(v, item_type, where) for v in items)
-    if origin is dict:
-        if not isinstance(value, dict):
-            raise ConfigError(f"{where}: expected a table")
-        return {str(k): str(v) for k, v in value.items()}
-    if hint is bool:
-        if isinstance(value, str):
-            return value.strip().lower() in ("1", "true", "yes", "on")
-        return bool(value)
+# Limits of numeric settings, checked with the types (pydantic): a value outside them is a config error, not
+# a proxy that misbehaves later (an unbounded queue, a 413 on every request, a timeout that fires at once).
+def _between(lo: float | None = None, hi: float | None = None, *, above: float | None = None) -> Any:
+    return Field(ge=lo, le=hi, gt=above)
+
+
+_LIMITS: dict[tuple[str, str], Any] = {
+    ("server", "port"): _between(0, 65535),  # 0: any free port
+    ("server", "connect_timeout_s"): _between(above=0),
+    ("server", "read_timeout_s"): _between(above=0),
+    ("server", "max_body_bytes"): _between(1),
+    ("server", "max_connections"): _between(1),
+    ("server", "upstream_keepalive_s"): _between(0),
+    ("server", "debug_wait_s"): _between(0),
+    ("server", "shutdown_grace_s"): _between(0),
+    ("scoring", "queue_size"): _between(1),
+    ("scoring", "batch_max"): _between(1),
+    ("scoring", "embedder_threads"): _between(1),
+    ("scoring", "cache_entries"): _between(0),
+    ("scoring", "passage_words"): _between(16),
+    **{("thresholds", m): _between(-1, 1) for m in ("sdq", "sdrd", "sda", "qrd", "qa", "ard")},
+    **{("claims", k): _between(0, 1) for k in ("lexical_alone", "lexical", "parametric_share")},
+    **{("claims", k): _between(-1, 1) for k in ("similarity", "similarity_with_lexical")},
+    ("claims", "min_content_words"): _between(0),
+    ("prometheus", "listen_port"): _between(0, 65535),
+    ("prometheus", "max_models"): _between(1),
+    ("otel", "content_max_chars"): _between(0),
+    ("otel", "export_timeout"): _between(above=0),
+    ("judge", "sample_rate"): _between(0, 1),
+    ("judge", "concurrency"): _between(1),
+    ("judge", "questions"): _between(1),
+    ("judge", "max_retries"): _between(0),
+    ("judge", "timeout_s"): _between(above=0),
+    ("judge", "calls_per_second"): _between(above=0),
+    ("judge", "burst_calls"): _between(1),
+    ("judge", "daily_token_budget"): _between(0),
+    ("judge", "max_in_flight"): _between(1),
+}
+
+
+@functools.lru_cache(maxsize=256)
+def _adapter(annotation: Any, limit: Any) -> TypeAdapter[Any]:
+    return TypeAdapter(annotation if limit is None else Annotated[annotation, limit])
+
+
+def _one_line(error: ValidationError) -> str:
+    first = error.errors()[0]
+    return str(first["msg"]).rstrip(".")
+
+
+def _coerce(value: Any, annotation: Any, where: str, limit: Any = None) -> Any:
+    """Convert a TOML or environment value to the field's declared type (pydantic, lax mode: "8787" -> 8787,
+    "true"/"0"/"on" -> bool), within the field's limits, or raise ConfigError with one line."""
+    origin = typing.get_origin(annotation)
+    args = typing.get_args(annotation)
+    optional = origin in (typing.Union, types.UnionType) and type(None) in args
+    if optional and (value is None or value == ""):
+        return None
+    inner = next((a for a in args if a is not type(None)), annotation) if optional else annotation
+    if typing.get_origin(inner) is tuple and isinstance(value, str):  # env lists: "a,b"
+        value = [item.strip() for item in value.split(",") if item.strip()]
+    if typing.get_origin(inner) is dict and isinstance(value, dict):
+        value = {str(k): str(v) for k, v in value.items()}
     try:
-        return hint(value)
-    except (TypeError, ValueError) as error:
-        raise ConfigError(f"{where}: {value!r} is not a valid {getattr(hint, '__name__', hint)}") from error
+        return _adapter(annotation, limit).validate_python(value)
+    except ValidationError as error:
+        raise ConfigError(f"{where}: {_one_line(error)} (got {value!r})") from None
 
 
 def _apply(section: Any, values: dict[str, Any], name: str) -> Any:
@@ -162,7 +204,7 @@ def _apply(section: Any, values: dict[str, Any], name: str) -> Any:
     for key, value in values.items():
         builder = _BUILDERS.get((name, key))
         try:
-            changes[key] = builder(value) if builder else _coerce(value, hints[key], f"{name}.{key}")
+            changes[key] = builder(value) if builder else _coerce(value, hints[key], f"{name}.{key}", _LIMITS.get((name, key)))
         except ValueError as error:  # ConfigError is a ValueError too
             raise error if isinstance(error, ConfigError) else ConfigError(f"{name}.{key}: {error}") from error
     return dataclasses.replace(section, **changes)
@@ -200,10 +242,51 @@ def load_config(
     if path is not None:
         try:
             data = tomllib.loads(Path(path).read_text(encoding="utf-8"))
-        except (OSError, tomllib.TOMLDecodeError) as error:
+        except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as error:
             raise ConfigError(f"cannot read {path}: {error}") from error
         config = _merge(config, data)
     config = _merge(config, _env_overrides(dict(os.environ if environ is None else environ)))
     if flags:
         config = _merge(config, {k: {kk: vv for kk, vv in v.items() if vv is not None} for k, v in flags.items()})
+    _check(config)
     return config
+
+
+OTEL_EXPORTERS = ("otlp", "console", "none")
+LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
+
+
+def _check(config: Config) -> None:
+    """What a type cannot say: names that must exist, URLs, regexes, directories.  One line per problem."""
+    from ragtap.embedding.factory import embedder_kinds
+    from ragtap.judge.settings import METRIC_NAMES
+    from ragtap.prompts import load_prompt
+
+    upstream = urlsplit(config.server.upstream)
+    if upstream.scheme not in ("http", "https") or not upstream.hostname:
+        raise ConfigError(f"server.upstream: expected an http(s) base URL such as https://api.openai.com/v1 (got {config.server.upstream!r})")
+    if config.log.level.upper() not in LOG_LEVELS:
+        raise ConfigError(f"log.level: expected one of {', '.join(LOG_LEVELS)} (got {config.log.level!r})")
+    if config.scoring.embedder not in embedder_kinds():
+        raise ConfigError(f"scoring.embedder: expected one of {', '.join(embedder_kinds())} (got {config.scoring.embedder!r})")
+    if config.otel.exporter not in OTEL_EXPORTERS:
+        raise ConfigError(f"otel.exporter: expected one of {', '.join(OTEL_EXPORTERS)} (got {config.otel.exporter!r})")
+    if not config.prometheus.path.startswith("/"):
+        raise ConfigError(f"prometheus.path: must start with '/' (got {config.prometheus.path!r})")
+    try:
+        load_prompt(config.inject.prompt)
+    except (OSError, ValueError) as error:
+        raise ConfigError(f"inject.prompt: no prompt {config.inject.prompt!r} in ragtap/prompts ({type(error).__name__})") from None
+    for pattern in config.scoring.refusal_patterns:
+        try:
+            re.compile(pattern)
+        except re.error as error:
+            raise ConfigError(f"scoring.refusal_patterns: {pattern!r} is not a valid regex ({error})") from None
+    unknown = set(config.judge.metrics) - set(METRIC_NAMES)
+    if unknown or not config.judge.metrics:
+        raise ConfigError(f"judge.metrics: expected a non-empty subset of {', '.join(METRIC_NAMES)} (got {list(config.judge.metrics)!r})")
+    if config.log.interactions_path:
+        folder = Path(config.log.interactions_path).expanduser().resolve().parent
+        if not folder.is_dir():
+            raise ConfigError(f"log.interactions_path: the folder {folder} does not exist")
+

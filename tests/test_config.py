@@ -133,3 +133,51 @@ def test_serve_and_demo_reject_a_bad_config(tmp_path: Path, capsys: pytest.Captu
     bad = write(tmp_path, "[server]\nport = 'x'\n")
     assert main(["serve", "--config", str(bad)]) == 2
     assert "config error" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    ("text", "env", "says"),
+    [
+        ("[server]\nhost = 123\n", {}, "server.host: Input should be a valid string"),
+        ("", {"RAGTAP_PORT": "-1"}, "server.port: Input should be greater than or equal to 0"),
+        ("", {"RAGTAP_PORT": "99999"}, "server.port: Input should be less than or equal to 65535"),
+        ("", {"RAGTAP_LOG_LEVEL": "LOUD"}, "log.level: expected one of"),
+        ("", {"RAGTAP_EMBEDDER": "bogus"}, "scoring.embedder: expected one of"),
+        ("", {"RAGTAP_UPSTREAM": "junk"}, "server.upstream: expected an http(s) base URL"),
+        ("", {"RAGTAP_DEBUG_HEADERS": "ture"}, "server.debug_headers: Input should be a valid boolean"),
+        ("", {"RAGTAP_QUEUE_SIZE": "0"}, "scoring.queue_size: Input should be greater than or equal to 1"),
+        ("", {"RAGTAP_THRESHOLD_QA": "1.5"}, "thresholds.qa: Input should be less than or equal to 1"),
+        ("[scoring]\nbatch_max = 0\n", {}, "scoring.batch_max"),
+        ("[server]\nmax_body_bytes = 0\n", {}, "server.max_body_bytes"),
+        ("[server]\nmax_body_bytes = -1\n", {}, "server.max_body_bytes"),
+        ("[server]\nread_timeout_s = 0\n", {}, "server.read_timeout_s: Input should be greater than 0"),
+        ("[prometheus]\npath = 'metrics'\n", {}, "prometheus.path: must start with '/'"),
+        ("[otel]\nexporter = 'bogus'\n", {}, "otel.exporter: expected one of"),
+        ("[inject]\nprompt = 'nope'\n", {}, "inject.prompt: no prompt 'nope'"),
+        ("[scoring]\nrefusal_patterns = ['(unclosed']\n", {}, "scoring.refusal_patterns: '(unclosed' is not a valid regex"),
+        ("[judge]\nmetrics = ['bogus']\n", {}, "judge.metrics: expected a non-empty subset"),
+        ("[claims]\nlexical = 2\n", {}, "claims.lexical"),
+        ("", {"RAGTAP_INTERACTIONS_LOG": "/no/such/folder/x.jsonl"}, "log.interactions_path: the folder /no/such/folder does not exist"),
+    ],
+)
+def test_bad_values_are_one_clear_line(tmp_path: Path, text: str, env: dict[str, str], says: str) -> None:
+    with pytest.raises(ConfigError) as caught:
+        load_config(write(tmp_path, text), environ=env)
+    message = str(caught.value)
+    assert says in message and "\n" not in message
+
+
+def test_a_config_that_is_not_utf8_is_a_clear_error(tmp_path: Path) -> None:
+    path = tmp_path / "config.toml"
+    path.write_bytes(b"[server]\nhost = '\xff\xfe'\n")
+    with pytest.raises(ConfigError, match="cannot read"):
+        load_config(path, environ={})
+
+
+def test_bad_config_through_the_cli_is_one_line_and_exit_2(capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    from ragtap.cli import main
+
+    monkeypatch.setenv("RAGTAP_LOG_LEVEL", "LOUD")
+    assert main(["serve"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.startswith("ragtap: config error: log.level") and "\n" not in err and "Traceback" not in err
