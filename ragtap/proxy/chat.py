@@ -157,8 +157,12 @@ async def _injected(request: web.Request, state: ProxyState, body: dict[str, Any
     upstream = await _send(request, state, _request_bytes(forwarded), record)
     if upstream.status == 400 and "response_format" in forwarded:
         # Some OpenAI-compatible servers reject json_object: ask again without it, once.
-        error_body = await upstream.read()
-        upstream.release()
+        try:
+            error_body = await _read_whole(upstream, record)
+        except UpstreamUnavailable as failure:  # the 400's body was cut or stalled: the app still gets the 400
+            record.error_type = failure.error_type
+            return openai_error(400, "ragtap: the upstream answered 400 but its error body was cut off or stalled", type_="upstream_error",
+                                code="upstream_broken_error_body")
         if not _rejects_response_format(400, error_body):
             return web.Response(status=400, body=error_body, headers=response_headers(upstream.headers, body_rewritten=True))
         forwarded.pop("response_format")
