@@ -63,6 +63,10 @@ def token_count(value: Any) -> int | None:
     return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else None
 
 
+# The keys of OpenAI's usage chunk (`stream_options.include_usage`): an event with no others is only usage.
+_USAGE_CHUNK_KEYS = frozenset({"id", "object", "created", "model", "system_fingerprint", "service_tier", "choices", "usage", "obfuscation"})
+
+
 @dataclass(slots=True)
 class _InjectedRelay:
     out: web.StreamResponse
@@ -71,6 +75,9 @@ class _InjectedRelay:
     extractor: AnswerStreamExtractor = field(default_factory=AnswerStreamExtractor)
     result: StreamResult | None = None
     template: dict[str, Any] | None = None  # the last chunk seen, to build a closing chunk from
+    # The upstream's finish_reason.  The extractor is finished only when the stream ends ([DONE] or EOF): real
+    # upstreams send finish_reason on every chunk, or on reasoning chunks before the content.
+    finish_reason: str | None = None
     done_sent: bool = False
     # Events rewritten from one network read, sent together by `flush()`: one write (one syscall) per read
     # instead of one per event when the upstream's events arrive several at a time.
@@ -98,12 +105,15 @@ class _InjectedRelay:
         _note_event(event, self.record)
         choices = event.get("choices")
         if not isinstance(choices, list) or not choices or not isinstance(choices[0], dict):
-            # The usage chunk (choices: []) reaches the app only if it asked for it.  Anything else without a
-            # choice to rewrite -- an `{"error": ...}` event sent mid-stream -- is the app's to see, unchanged.
+            # The usage chunk (choices: []) that ragtap asked for reaches the app only if the app asked for it
+            # too.  Anything else without a choice to rewrite -- an `{"error": ...}` event sent mid-stream,
+            # Azure's `prompt_filter_results` (choices: [] too) -- is the app's to see, unchanged.
             if "error" in event:
                 self.record.outcome, self.record.error_type = "upstream_error", "error_event"
-            if choices != [] or "error" in event or self.forward_usage:
+            if self.forward_usage or choices != [] or "error" in event:
                 self.pending.append(encode_event(payload))
+            elif not set(event) <= _USAGE_CHUNK_KEYS:  # more than usage: forward it, without the usage
+                self._write({k: v for k, v in event.items() if k != "usage"}, "")
             return
         self.template = event
         choice = choices[0]
@@ -115,8 +125,8 @@ class _InjectedRelay:
         text = self.extractor.feed(content) if isinstance(content, str) and content else ""
         finish = choice.get("finish_reason")
         if finish:
-            self.record.finish_reasons = (finish,)
-            text += self._finish(truncated=finish == "length")
+            self.finish_reason = str(finish)
+            self.record.finish_reasons = (self.finish_reason,)
         if text or finish or any(key != "content" for key in delta):  # role, tool_calls, refusal...
             if text or "content" in delta:
                 delta["content"] = text
@@ -142,7 +152,8 @@ class _InjectedRelay:
         """End the app's stream cleanly, whatever the upstream did: remaining answer text, then [DONE]."""
         if self.done_sent:
             return
-        remainder = self._finish(truncated=True)
+        # No finish_reason (the upstream broke off) or "length": the reply was cut.
+        remainder = self._finish(truncated=self.finish_reason in (None, "length"))
         if remainder and self.template is not None:
             closing = {**self.template, "choices": [{"index": 0, "delta": {"content": remainder}, "logprobs": None, "finish_reason": None}]}
             closing.pop("usage", None)
@@ -152,7 +163,7 @@ class _InjectedRelay:
         await self.flush()
 
     def outcome(self) -> StreamOutcome:
-        result = self.result or self.extractor.finish(truncated=True)
+        result = self.result or self.extractor.finish(truncated=self.finish_reason in (None, "length"))
         return StreamOutcome(result.answer, result.supporting, result.unscored_reason)
 
 

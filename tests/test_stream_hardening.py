@@ -1,0 +1,61 @@
+"""Issue 13 #2 and #11 over real HTTP with the openai SDK: injected streams whose upstream sends content after a
+finish_reason chunk (some servers put finish_reason on every chunk), and Azure's prompt_filter_results event
+(`choices: []`, first in the stream), which must reach the app."""
+
+from __future__ import annotations
+
+import json
+
+from conftest import ANSWER, SUPPORTING, explicit, fixed, json_content, rag_messages
+
+MODEL = "gpt-4o-mini"
+
+
+def _events(raw: bytes) -> list[bytes]:
+    return [line[6:] for line in raw.split(b"\n") if line.startswith(b"data: ")]
+
+
+def finish_on_every_chunk(raw: bytes) -> bytes:
+    out = []
+    for payload in _events(raw):
+        if payload == b"[DONE]":
+            out.append(payload)
+            continue
+        event = json.loads(payload)
+        for choice in event.get("choices", []):
+            choice["finish_reason"] = "stop"
+        out.append(json.dumps(event).encode())
+    return b"".join(b"data: " + p + b"\n\n" for p in out)
+
+
+def azure_filter_first(raw: bytes) -> bytes:
+    prompt_filter = {"choices": [], "created": 0, "id": "", "model": "", "object": "",
+                     "prompt_filter_results": [{"prompt_index": 0, "content_filter_results": {"hate": {"filtered": False, "severity": "safe"}}}]}
+    return b"data: " + json.dumps(prompt_filter).encode() + b"\n\n" + raw
+
+
+async def test_content_after_a_finish_reason_chunk_is_still_the_answer(start_proxy) -> None:
+    proxy = await start_proxy(fixed(json_content()))
+    proxy.upstream.transform = finish_on_every_chunk
+    text = ""
+    async for chunk in await proxy.client.chat.completions.create(model=MODEL, messages=rag_messages(), extra_body=explicit(), stream=True):
+        for choice in chunk.choices:
+            text += choice.delta.content or ""
+    assert text == ANSWER
+    interaction, _ = await proxy.collector.assessment()
+    assert (interaction.answer, interaction.supporting, interaction.unscored_reason) == (ANSWER, SUPPORTING, None)
+
+
+async def test_azure_prompt_filter_results_reach_the_app(start_proxy) -> None:
+    proxy = await start_proxy(fixed(json_content()))
+    proxy.upstream.transform = azure_filter_first
+    raw = await proxy.client.chat.completions.with_raw_response.create(model=MODEL, messages=rag_messages(), extra_body=explicit(), stream=True)
+    filters, text = [], ""
+    async for chunk in raw.parse():
+        extra = chunk.model_extra or {}
+        if "prompt_filter_results" in extra:
+            filters.append(extra["prompt_filter_results"])
+        for choice in chunk.choices:
+            text += choice.delta.content or ""
+    assert filters and filters[0][0]["content_filter_results"]["hate"]["filtered"] is False
+    assert text == ANSWER
