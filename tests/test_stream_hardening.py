@@ -59,3 +59,37 @@ async def test_azure_prompt_filter_results_reach_the_app(start_proxy) -> None:
             text += choice.delta.content or ""
     assert filters and filters[0][0]["content_filter_results"]["hate"]["filtered"] is False
     assert text == ANSWER
+
+
+def content_parts_and_a_second_choice(raw: bytes) -> bytes:
+    """Every content delta as a list of content parts, and an event for a choice with index 1 after each one."""
+    out = []
+    for payload in _events(raw):
+        if payload == b"[DONE]":
+            out.append(payload)
+            continue
+        event = json.loads(payload)
+        stray = None
+        for choice in event.get("choices", []):
+            content = choice.get("delta", {}).get("content")
+            if isinstance(content, str):
+                choice["delta"]["content"] = [{"type": "text", "text": content}]
+                stray = {**event, "choices": [{"index": 1, "delta": {"content": "OTHER CHOICE "}, "finish_reason": None}]}
+        out.append(json.dumps(event).encode())
+        if stray is not None:
+            out.append(json.dumps(stray).encode())
+    return b"".join(b"data: " + p + b"\n\n" for p in out)
+
+
+async def test_content_parts_and_other_choices_do_not_garble_choice_0(start_proxy) -> None:
+    proxy = await start_proxy(fixed(json_content()))
+    proxy.upstream.transform = content_parts_and_a_second_choice
+    by_index: dict[int, str] = {}
+    async for chunk in await proxy.client.chat.completions.create(model=MODEL, messages=rag_messages(), extra_body=explicit(), stream=True):
+        for choice in chunk.choices:
+            content = choice.delta.content
+            by_index[choice.index] = by_index.get(choice.index, "") + (content if isinstance(content, str) else "")
+    assert by_index[0] == ANSWER
+    assert by_index[1].startswith("OTHER CHOICE")  # the other choice's events reach the app as sent
+    interaction, _ = await proxy.collector.assessment()
+    assert (interaction.answer, interaction.supporting) == (ANSWER, SUPPORTING)

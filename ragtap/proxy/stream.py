@@ -63,6 +63,15 @@ def token_count(value: Any) -> int | None:
     return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else None
 
 
+def _content_text(content: Any) -> str | None:
+    """A delta's text: a string, or the text parts of a list of content parts ([{"type": "text", "text": ...}])."""
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return "".join(p["text"] for p in content if isinstance(p, dict) and p.get("type") in ("text", "output_text") and isinstance(p.get("text"), str))
+    return None
+
+
 # The keys of OpenAI's usage chunk (`stream_options.include_usage`): an event with no others is only usage.
 _USAGE_CHUNK_KEYS = frozenset({"id", "object", "created", "model", "system_fingerprint", "service_tier", "choices", "usage", "obfuscation"})
 
@@ -115,14 +124,16 @@ class _InjectedRelay:
             elif not set(event) <= _USAGE_CHUNK_KEYS:  # more than usage: forward it, without the usage
                 self._write({k: v for k, v in event.items() if k != "usage"}, "")
             return
-        self.template = event
         choice = choices[0]
         delta = choice.get("delta") or {}
-        if not isinstance(delta, dict):  # not a chunk ragtap can rewrite: the app gets it as sent
+        if len(choices) > 1 or choice.get("index", 0) != 0 or not isinstance(delta, dict):
+            # Another choice's event (ragtap injects only n == 1, but upstreams may still number choices), or
+            # not a chunk ragtap can rewrite: the app gets it as sent; only choice 0 is split.
             self.pending.append(encode_event(payload))
             return
-        content = delta.get("content")
-        text = self.extractor.feed(content) if isinstance(content, str) and content else ""
+        self.template = event
+        content = _content_text(delta.get("content"))
+        text = self.extractor.feed(content) if content else ""
         finish = choice.get("finish_reason")
         if finish:
             self.finish_reason = str(finish)
@@ -238,8 +249,8 @@ def _collect(payload: bytes, parts: list[str], record: ExchangeRecord) -> None:
         if not isinstance(choice, dict) or choice.get("index", 0) != 0:
             continue
         delta = choice.get("delta")
-        content = delta.get("content") if isinstance(delta, dict) else None
-        if isinstance(content, str) and content:
+        content = _content_text(delta.get("content")) if isinstance(delta, dict) else None
+        if content:
             if record.first_token_at is None:
                 record.first_token_at = now()
             parts.append(content)
