@@ -93,3 +93,53 @@ async def test_content_parts_and_other_choices_do_not_garble_choice_0(start_prox
     assert by_index[1].startswith("OTHER CHOICE")  # the other choice's events reach the app as sent
     interaction, _ = await proxy.collector.assessment()
     assert (interaction.answer, interaction.supporting) == (ANSWER, SUPPORTING)
+
+
+async def _gaps_and_comments(proxy, timeout: float = 20.0) -> tuple[list[float], bytes]:  # type: ignore[no-untyped-def]
+    """Read the app's raw stream through ragtap; the gaps between arrivals, and the raw bytes."""
+    import time
+
+    import aiohttp
+
+    body = {"model": MODEL, "messages": rag_messages(), "stream": True, **explicit()}
+    gaps, raw, last = [], b"", time.monotonic()
+    async with aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=timeout)) as session:
+        async with session.post(proxy.server.base_url + "/chat/completions", json=body) as response:
+            async for chunk in response.content.iter_any():
+                now = time.monotonic()
+                gaps.append(now - last)
+                last, raw = now, raw + chunk
+    return gaps, raw
+
+
+async def test_keep_alives_flow_while_the_model_writes_its_supporting_content(start_proxy) -> None:
+    """Issue 13 #5: support first, written slowly: the app saw nothing for seconds (its read timeout fired)."""
+    from ragtap.testing.upstream import ScriptedReply
+
+    content = json.dumps({"supporting_content": "the manual says " * 20, "answer": ANSWER})
+    # the SSE bytes written 300 at a time, 0.2 s apart (about 4 s in all)
+    proxy = await start_proxy(fixed(ScriptedReply(content=content, piece_chars=20, cuts=range(300, 30_000, 300), chunk_delay_s=0.2)))
+    gaps, raw = await _gaps_and_comments(proxy)
+    assert b": ragtap keep-alive" in raw
+    assert max(gaps[1:]) < 1.6  # keep-alives after 1 s of silence; the upstream itself writes every 0.2 s
+    text = "".join(json.loads(p)["choices"][0]["delta"].get("content") or "" for p in _events(raw) if p != b"[DONE]" and json.loads(p)["choices"])
+    assert text == ANSWER
+
+
+async def test_upstream_comments_are_forwarded(start_proxy) -> None:
+    proxy = await start_proxy(fixed(json_content()))
+    proxy.upstream.transform = lambda raw: b": PROCESSING\n\n" + raw
+    _, raw = await _gaps_and_comments(proxy)
+    assert b": PROCESSING" in raw
+
+
+def test_an_sse_line_without_a_newline_is_bounded() -> None:
+    """Issue 13 #9 (SSE part): an upstream that never ends a line cannot grow ragtap's memory."""
+    import pytest
+
+    from ragtap.proxy.sse import SSEDecoder, SSELineTooLong
+
+    decoder = SSEDecoder(max_line=1000)
+    decoder.feed(b"data: " + b"x" * 900)
+    with pytest.raises(SSELineTooLong):
+        decoder.feed(b"x" * 200)

@@ -21,11 +21,11 @@ import orjson
 from aiohttp import web
 
 from ragtap.exchange import ExchangeRecord
-from ragtap.proxy.sse import DONE_EVENT, SSEDecoder, encode_event
+from ragtap.proxy.sse import DONE_EVENT, SSEDecoder, SSELineTooLong, encode_event, take_comments
 from ragtap.proxy.upstream import response_headers
 from ragtap.split.stream import AnswerStreamExtractor, StreamResult
 
-_UPSTREAM_BROKE = (aiohttp.ClientPayloadError, aiohttp.ClientConnectionError, TimeoutError)
+_UPSTREAM_BROKE = (aiohttp.ClientPayloadError, aiohttp.ClientConnectionError, TimeoutError, SSELineTooLong)
 
 
 @dataclass(slots=True)
@@ -70,6 +70,11 @@ def _content_text(content: Any) -> str | None:
     if isinstance(content, list):
         return "".join(p["text"] for p in content if isinstance(p, dict) and p.get("type") in ("text", "output_text") and isinstance(p.get("text"), str))
     return None
+
+
+# An SSE comment (ignored by SSE clients) sent while the upstream is busy but nothing is for the app to see.
+KEEPALIVE = b": ragtap keep-alive\n\n"
+KEEPALIVE_AFTER_S = 1.0
 
 
 # The keys of OpenAI's usage chunk (`stream_options.include_usage`): an event with no others is only usage.
@@ -184,11 +189,21 @@ async def relay_injected(
     out = await _open(request, upstream)
     relay = _InjectedRelay(out, record, forward_usage)
     decoder = SSEDecoder()
+    last_write = now()
     try:
         try:
             async for chunk in upstream.content.iter_any():
                 for payload in decoder.feed(chunk):
                     await relay.on_payload(payload)
+                comments = take_comments(decoder)
+                if comments:
+                    relay.pending.append(comments)
+                if not relay.pending and now() - last_write > KEEPALIVE_AFTER_S:
+                    # The model is writing its supporting content, which the app never sees: without this the
+                    # app's connection would be silent for as long as that takes (direct, it would get chunks).
+                    relay.pending.append(KEEPALIVE)
+                if relay.pending:
+                    last_write = now()
                 await relay.flush()
             for payload in decoder.close():
                 await relay.on_payload(payload)
@@ -221,6 +236,7 @@ async def relay_observed(request: web.Request, upstream: aiohttp.ClientResponse,
                 await out.write(chunk)
                 for payload in decoder.feed(chunk):
                     _collect(payload, parts, record)
+                decoder.comments.clear()  # forwarded already, with the bytes
         except _UPSTREAM_BROKE as error:
             record.outcome, record.error_type = "upstream_error", type(error).__name__
         record.upstream_done_at = now()
