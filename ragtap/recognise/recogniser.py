@@ -44,7 +44,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from ragtap.recognise import patterns as rules
+from ragtap.recognise import text as rules_text
+from ragtap.recognise.rules import RULE_NAMES, RULES
 from ragtap.recognise.custom import CustomPattern
 from ragtap.types import Document, RagContext
 
@@ -58,6 +59,15 @@ class Recognition:
     strip_ragtap_field: bool  # the body had a top-level "ragtap" key that must be removed before forwarding
     reason: str  # short snake_case why (see the module docstring)
 
+
+# Every value `Recognition.reason` can take: the rule labels, the client settings that forbid injection and the
+# reasons a request is not RAG.  Closed, so it is safe as a Prometheus label (tests check recognise() stays in it).
+CLIENT_REASONS = frozenset({"client_response_format", "client_tools", "n_gt_1"})
+NOT_RAG_REASONS = frozenset({
+    "no_context", "no_question", "disabled", "explicit_empty", "bad_ragtap_field", "bad_body", "bad_messages",
+    "internal_error",
+})
+REASONS: frozenset[str] = RULE_NAMES | {"explicit", "custom_pattern"} | CLIENT_REASONS | NOT_RAG_REASONS
 
 _SYSTEM_ROLES = frozenset({"system", "developer"})  # "developer" is the o1-era name of the system role
 _TOOL_ROLES = frozenset({"tool", "function"})  # "function" is the legacy (functions API) tool result role
@@ -112,66 +122,60 @@ def _recognise(body: Any, patterns: Sequence[CustomPattern]) -> Recognition:
         if isinstance(message, dict) and message.get("role") == "user":
             last_user = i
             break
-    question = rules.message_text(messages[last_user].get("content")) if last_user >= 0 else ""
+    question = rules_text.message_text(messages[last_user].get("content")) if last_user >= 0 else ""
 
     if patterns:
         found = _match_custom(messages, last_user, question, patterns)
         if found is not None:
             return _found(body, found, strip, "custom_pattern")
 
-    # Templates in the last user message.
-    user_gate = bool(question) and rules.may_hold_context(question)
-    if user_gate:
-        found = (
-            rules.llamaindex_text_qa(question)
-            or rules.langchain_labelled(question)
-            or rules.langchain_context_then_question(question)
-        )
+    if question:
+        found = _match_rules(messages, last_user, question)
         if found is not None:
             return _found(body, found, strip, found.source)
-
-    # Templates in system messages; the question is the last user message.
-    systems = (
-        [
-            text
-            for m in messages
-            if isinstance(m, dict)
-            and isinstance(role := m.get("role"), str)
-            and role in _SYSTEM_ROLES
-            and rules.may_hold_context(text := rules.message_text(m.get("content")))
-        ]
-        if question
-        else []
-    )
-    for system in systems:
-        found = rules.llamaindex_context_chat(system, question) or rules.langchain_system(system, question)
-        if found is not None:
-            return _found(body, found, strip, found.source)
-
-    # XML blocks: in the last user message (question = the text around them), then in system messages.
-    if user_gate and rules.has_xml_block(question):
-        found = rules.xml_blocks(question)
-        if found is not None:
-            return _found(body, found, strip, "xml")
-    for system in systems:
-        if rules.has_xml_block(system):
-            found = rules.xml_blocks(system, question)
-            if found is not None:
-                return _found(body, found, strip, "xml")
-
-    # Tool results after the last user message.
-    if question and last_user < len(messages) - 1:
-        tool_contents = [
-            m.get("content")
-            for m in messages[last_user + 1 :]
-            if isinstance(m, dict) and isinstance(role := m.get("role"), str) and role in _TOOL_ROLES
-        ]
-        if tool_contents:
-            found = rules.tool_results(question, tool_contents)
-            if found is not None:
-                return _found(body, found, strip, "tool")
-
+    if fallback == "not_rag":
+        fallback = "no_context" if question else "no_question"
     return _not_rag(strip, fallback)
+
+
+def _match_rules(messages: list[Any], last_user: int, question: str) -> RagContext | None:
+    """Try the built-in rules in registry order; each gate runs at most once per text."""
+    gates: dict[tuple[Any, int], bool] = {}
+    systems: list[str] | None = None
+    tool_contents: list[Any] | None = None
+    for rule in RULES:
+        if rule.place == "user":
+            texts = [question]
+        elif rule.place == "system":
+            if systems is None:
+                systems = [
+                    rules_text.message_text(m.get("content"))
+                    for m in messages
+                    if isinstance(m, dict) and isinstance(role := m.get("role"), str) and role in _SYSTEM_ROLES
+                ]
+            texts = systems
+        else:
+            if tool_contents is None:
+                tool_contents = [
+                    m.get("content")
+                    for m in messages[last_user + 1 :]
+                    if isinstance(m, dict) and isinstance(role := m.get("role"), str) and role in _TOOL_ROLES
+                ]
+            if tool_contents and (found := rule.match(tool_contents, question)) is not None:
+                return found
+            continue
+        for index, text in enumerate(texts):
+            if rule.gate is not None:
+                key = (rule.gate, index if rule.place == "system" else -1)
+                passed = gates.get(key)
+                if passed is None:
+                    passed = gates[key] = rule.gate(text)
+                if not passed:
+                    continue
+            found = rule.match(text, question)
+            if found is not None:
+                return found
+    return None
 
 
 def _found(body: dict[str, Any], context: RagContext, strip: bool, reason: str) -> Recognition:
@@ -223,7 +227,7 @@ def _explicit(field: Any) -> tuple[str, RagContext | None]:
                 return "bad", None
             doc_id = str(doc_id) or None
         docs.append(Document(text=text, id=doc_id))
-    context = rules.make_context(question, docs, "explicit")
+    context = rules_text.make_context(question, docs, "explicit")
     return ("ok", context) if context is not None else ("empty", None)
 
 
@@ -237,7 +241,7 @@ def _match_custom(
             continue
         if role not in wanted or (role == "user" and i != last_user):
             continue
-        texts.append((role, question if i == last_user else rules.message_text(message.get("content"))))
+        texts.append((role, question if i == last_user else rules_text.message_text(message.get("content"))))
     if not texts:
         return None
     for pattern in patterns:

@@ -1,0 +1,59 @@
+"""The built-in recognition rules, one per module, in the order the recogniser tries them (`RULES`).
+
+Each rule is a pure function over message *text* (already extracted from the content parts).  It first runs plain
+substring tests on the exact wording of its template, so a request that is not that template costs a few
+substring scans; slicing is anchored with `find`/`rfind` on the template's fixed words, linear in the text.
+
+`place` says which text a rule reads:
+- "user": the last user message (the template and the question are both in it); called as `match(text, text)`;
+- "system": each system/developer message, the question being the last user message; `match(text, question)`;
+- "tools": the contents of the tool messages after the last user message; `match(contents, question)`.
+`gate` is a cheap substring test run before `match` (results are shared between rules with the same gate).
+The first rule that yields a question and at least one document wins, so the order is a decision: templates
+before the looser XML blocks, and agent tool results last.  A rule's `name` is its metrics label.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from ragtap.recognise.rules.langchain_context_then_question import langchain_context_then_question
+from ragtap.recognise.rules.langchain_labelled import langchain_labelled
+from ragtap.recognise.rules.langchain_system import langchain_system
+from ragtap.recognise.rules.llamaindex_context_chat import llamaindex_context_chat
+from ragtap.recognise.rules.llamaindex_text_qa import llamaindex_text_qa
+from ragtap.recognise.rules.tool import tool_results
+from ragtap.recognise.rules.xml import has_xml_block, xml_blocks
+from ragtap.recognise.text import may_hold_context
+from ragtap.types import RagContext
+
+
+@dataclass(frozen=True, slots=True)
+class Rule:
+    name: str
+    place: str  # "user" | "system" | "tools"
+    gate: Callable[[str], bool] | None  # None: no gate (the "tools" place has its own: tool messages exist)
+    match: Callable[[Any, str], RagContext | None]
+
+
+def _xml_gate(text: str) -> bool:
+    return may_hold_context(text) and has_xml_block(text)
+
+
+RULES: tuple[Rule, ...] = (
+    Rule("llamaindex_text_qa", "user", may_hold_context, lambda text, _q: llamaindex_text_qa(text)),
+    Rule("langchain", "user", may_hold_context, lambda text, _q: langchain_labelled(text)),
+    Rule("langchain", "user", may_hold_context, lambda text, _q: langchain_context_then_question(text)),
+    Rule("llamaindex_context_chat", "system", may_hold_context, llamaindex_context_chat),
+    Rule("langchain", "system", may_hold_context, langchain_system),
+    Rule("xml", "user", _xml_gate, lambda text, _q: xml_blocks(text)),
+    Rule("xml", "system", _xml_gate, xml_blocks),
+    Rule("tool", "tools", None, lambda contents, question: tool_results(question, contents)),
+)
+
+# The closed set of rule labels (bounded Prometheus label values).
+RULE_NAMES: frozenset[str] = frozenset(rule.name for rule in RULES)
+
+__all__ = ["RULES", "RULE_NAMES", "Rule"]
