@@ -19,6 +19,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from ragtap.recognise.rules.dspy_chat import dspy_chat, dspy_gate
 from ragtap.recognise.rules.langchain_context_then_question import langchain_context_then_question
 from ragtap.recognise.rules.langchain_labelled import langchain_labelled
 from ragtap.recognise.rules.langchain_system import langchain_system
@@ -46,6 +47,7 @@ RULES: tuple[Rule, ...] = (
     Rule("llamaindex_text_qa", "user", may_hold_context, lambda text, _q: llamaindex_text_qa(text)),
     Rule("langchain", "user", may_hold_context, lambda text, _q: langchain_labelled(text)),
     Rule("langchain", "user", may_hold_context, lambda text, _q: langchain_context_then_question(text)),
+    Rule("dspy", "user", dspy_gate, lambda text, _q: dspy_chat(text)),
     Rule("llamaindex_context_chat", "system", may_hold_context, llamaindex_context_chat),
     Rule("langchain", "system", may_hold_context, langchain_system),
     Rule("xml", "user", _xml_gate, lambda text, _q: xml_blocks(text)),
