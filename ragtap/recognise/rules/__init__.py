@@ -20,10 +20,12 @@ from dataclasses import dataclass
 from typing import Any
 
 from ragtap.recognise.rules.dspy_chat import dspy_chat, dspy_gate
+from ragtap.recognise.rules.generic import generic, generic_gate
 from ragtap.recognise.rules.langchain_context_then_question import langchain_context_then_question
 from ragtap.recognise.rules.langchain_labelled import langchain_labelled
 from ragtap.recognise.rules.langchain_system import langchain_system
 from ragtap.recognise.rules.llamaindex_context_chat import llamaindex_context_chat
+from ragtap.recognise.rules.llamaindex_refine import llamaindex_refine, refine_gate
 from ragtap.recognise.rules.llamaindex_text_qa import llamaindex_text_qa
 from ragtap.recognise.rules.tool import tool_results
 from ragtap.recognise.rules.xml import has_xml_block, xml_blocks
@@ -45,6 +47,7 @@ def _xml_gate(text: str) -> bool:
 
 RULES: tuple[Rule, ...] = (
     Rule("llamaindex_text_qa", "user", may_hold_context, lambda text, _q: llamaindex_text_qa(text)),
+    Rule("llamaindex_refine", "user", refine_gate, lambda text, _q: llamaindex_refine(text)),
     Rule("langchain", "user", may_hold_context, lambda text, _q: langchain_labelled(text)),
     Rule("langchain", "user", may_hold_context, lambda text, _q: langchain_context_then_question(text)),
     Rule("dspy", "user", dspy_gate, lambda text, _q: dspy_chat(text)),
@@ -53,6 +56,9 @@ RULES: tuple[Rule, ...] = (
     Rule("xml", "user", _xml_gate, lambda text, _q: xml_blocks(text)),
     Rule("xml", "system", _xml_gate, xml_blocks),
     Rule("tool", "tools", None, lambda contents, question: tool_results(question, contents)),
+    # Last: only what no named layout claimed (see rules/generic.py for why it is strict).
+    Rule("generic", "system", generic_gate, generic),
+    Rule("generic", "user", generic_gate, generic),
 )
 
 # The closed set of rule labels (bounded Prometheus label values).
