@@ -40,12 +40,12 @@ Decisions:
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from ragtap.recognise import text as rules_text
-from ragtap.recognise.rules import RULE_NAMES, RULES
+from ragtap.recognise.rules import RULE_NAMES, RULES, Rule
 from ragtap.recognise.custom import CustomPattern
 from ragtap.types import Document, RagContext
 
@@ -139,14 +139,26 @@ def _recognise(body: Any, patterns: Sequence[CustomPattern]) -> Recognition:
 
 
 def _match_rules(messages: list[Any], last_user: int, question: str) -> RagContext | None:
-    """Try the built-in rules in registry order; each gate runs at most once per text."""
-    gates: dict[tuple[Any, int], bool] = {}
+    """Try the built-in rules in registry order (grouped into runs of one place, see `_stages`).  Each gate runs
+    at most once per text, and a run is skipped for a text when none of its rules' first gates passes: a plain
+    chat costs a handful of substring scans, not one per rule."""
     systems: list[str] | None = None
-    tool_contents: list[Any] | None = None
-    for rule in RULES:
-        if rule.place == "user":
-            texts = [question]
-        elif rule.place == "system":
+    passed: dict[int, dict[Callable[[str], bool], bool]] = {}  # text slot (-1: the user message) -> gate results
+    for place, stage, firsts in _STAGES:
+        if place == "tools":
+            if last_user < len(messages) - 1:
+                contents = [
+                    m.get("content")
+                    for m in messages[last_user + 1 :]
+                    if isinstance(m, dict) and isinstance(role := m.get("role"), str) and role in _TOOL_ROLES
+                ]
+                for rule in stage:
+                    if contents and (found := rule.match(contents, question)) is not None:
+                        return found
+            continue
+        if place == "user":
+            texts: Sequence[str] = (question,)
+        else:
             if systems is None:
                 systems = [
                     rules_text.message_text(m.get("content"))
@@ -154,28 +166,50 @@ def _match_rules(messages: list[Any], last_user: int, question: str) -> RagConte
                     if isinstance(m, dict) and isinstance(role := m.get("role"), str) and role in _SYSTEM_ROLES
                 ]
             texts = systems
-        else:
-            if tool_contents is None:
-                tool_contents = [
-                    m.get("content")
-                    for m in messages[last_user + 1 :]
-                    if isinstance(m, dict) and isinstance(role := m.get("role"), str) and role in _TOOL_ROLES
-                ]
-            if tool_contents and (found := rule.match(tool_contents, question)) is not None:
-                return found
-            continue
         for index, text in enumerate(texts):
-            if rule.gate is not None:
-                key = (rule.gate, index if rule.place == "system" else -1)
-                passed = gates.get(key)
-                if passed is None:
-                    passed = gates[key] = rule.gate(text)
-                if not passed:
-                    continue
-            found = rule.match(text, question)
-            if found is not None:
-                return found
+            slot = index if place == "system" else -1
+            results = passed.setdefault(slot, {})  # gate -> result, for this text
+            # Plain loops, no any()/all() generators: this runs on every chat request.
+            for gate in firsts:
+                ok = results.get(gate)
+                if ok is None:
+                    ok = results[gate] = gate(text)
+                if ok:
+                    break
+            else:
+                continue
+            for rule in stage:
+                for gate in rule.gates:
+                    ok = results.get(gate)
+                    if ok is None:
+                        ok = results[gate] = gate(text)
+                    if not ok:
+                        break
+                else:
+                    found = rule.match(text, question)
+                    if found is not None:
+                        return found
     return None
+
+
+Stage = tuple[str, tuple[Rule, ...], tuple[Callable[[str], bool], ...]]
+
+
+def _stages(rules: tuple[Rule, ...]) -> tuple[Stage, ...]:
+    """Consecutive rules of one place, in registry order (a run of system rules is tried per system message),
+    with the distinct first gates of the run's rules."""
+    runs: list[tuple[str, list[Rule]]] = []
+    for rule in rules:
+        if runs and runs[-1][0] == rule.place:
+            runs[-1][1].append(rule)
+        else:
+            runs.append((rule.place, [rule]))
+    return tuple(
+        (place, tuple(run), tuple(dict.fromkeys(rule.gates[0] for rule in run if rule.gates))) for place, run in runs
+    )
+
+
+_STAGES = _stages(RULES)
 
 
 def _found(body: dict[str, Any], context: RagContext, strip: bool, reason: str) -> Recognition:

@@ -8,7 +8,7 @@ substring scans; slicing is anchored with `find`/`rfind` on the template's fixed
 - "user": the last user message (the template and the question are both in it); called as `match(text, text)`;
 - "system": each system/developer message, the question being the last user message; `match(text, question)`;
 - "tools": the contents of the tool messages after the last user message; `match(contents, question)`.
-`gate` is a cheap substring test run before `match` (results are shared between rules with the same gate).
+`gates` are cheap substring tests run before `match` (each result is shared between the rules that list it).
 The first rule that yields a question and at least one document wins, so the order is a decision: templates
 before the looser XML blocks, and agent tool results last.  A rule's `name` is its metrics label.
 """
@@ -37,28 +37,26 @@ from ragtap.types import RagContext
 class Rule:
     name: str
     place: str  # "user" | "system" | "tools"
-    gate: Callable[[str], bool] | None  # None: no gate (the "tools" place has its own: tool messages exist)
+    # Cheap substring tests that must all pass before `match` runs, each run at most once per text and shared by
+    # the rules that list it; () for the "tools" place (its gate is that tool messages exist).
+    gates: tuple[Callable[[str], bool], ...]
     match: Callable[[Any, str], RagContext | None]
 
 
-def _xml_gate(text: str) -> bool:
-    return may_hold_context(text) and has_xml_block(text)
-
-
 RULES: tuple[Rule, ...] = (
-    Rule("llamaindex_text_qa", "user", may_hold_context, lambda text, _q: llamaindex_text_qa(text)),
-    Rule("llamaindex_refine", "user", refine_gate, lambda text, _q: llamaindex_refine(text)),
-    Rule("langchain", "user", may_hold_context, lambda text, _q: langchain_labelled(text)),
-    Rule("langchain", "user", may_hold_context, lambda text, _q: langchain_context_then_question(text)),
-    Rule("dspy", "user", dspy_gate, lambda text, _q: dspy_chat(text)),
-    Rule("llamaindex_context_chat", "system", may_hold_context, llamaindex_context_chat),
-    Rule("langchain", "system", may_hold_context, langchain_system),
-    Rule("xml", "user", _xml_gate, lambda text, _q: xml_blocks(text)),
-    Rule("xml", "system", _xml_gate, xml_blocks),
-    Rule("tool", "tools", None, lambda contents, question: tool_results(question, contents)),
+    Rule("llamaindex_text_qa", "user", (may_hold_context,), lambda text, _q: llamaindex_text_qa(text)),
+    Rule("llamaindex_refine", "user", (may_hold_context, refine_gate), lambda text, _q: llamaindex_refine(text)),
+    Rule("langchain", "user", (may_hold_context,), lambda text, _q: langchain_labelled(text)),
+    Rule("langchain", "user", (may_hold_context,), lambda text, _q: langchain_context_then_question(text)),
+    Rule("dspy", "user", (dspy_gate,), lambda text, _q: dspy_chat(text)),
+    Rule("llamaindex_context_chat", "system", (may_hold_context,), llamaindex_context_chat),
+    Rule("langchain", "system", (may_hold_context,), langchain_system),
+    Rule("xml", "user", (may_hold_context, has_xml_block), lambda text, _q: xml_blocks(text)),
+    Rule("xml", "system", (may_hold_context, has_xml_block), xml_blocks),
+    Rule("tool", "tools", (), lambda contents, question: tool_results(question, contents)),
     # Last: only what no named layout claimed (see rules/generic.py for why it is strict).
-    Rule("generic", "system", generic_gate, generic),
-    Rule("generic", "user", generic_gate, generic),
+    Rule("generic", "system", (generic_gate,), generic),
+    Rule("generic", "user", (generic_gate,), generic),
 )
 
 # The closed set of rule labels (bounded Prometheus label values).

@@ -36,7 +36,9 @@ _ITEM = re.compile(r"^\[\d+\] ", re.MULTILINE)
 
 
 def dspy_gate(text: str) -> bool:
-    return "[[ ## " in text
+    """The adapter ends the user message with its output requirements ("... and then ending with the marker for
+    `[[ ## completed ## ]]`."): test only the tail, so a long plain chat costs no full scan."""
+    return "[[ ## completed ## ]]" in text[-160:]
 
 
 def _unwrap(item: str) -> str:

@@ -27,7 +27,7 @@ _NOUNS = (r"context|contexts|documents?|passages?|sources|search results|excerpt
 _LEAD_IN = re.compile(
     rf"^[^\n]{{0,140}}\b(?:following|below|relevant|retrieved|provided|supplied|given|these|search)\b"
     rf"[^\n]{{0,60}}\b(?:{_NOUNS})\b[^\n]{{0,60}}:[ \t]*$"
-    rf"|^[ \t]*(?:#+[ \t]*)?(?:{_NOUNS})[ \t]*:?[ \t]*$",
+    rf"|^[ \t]*(?:#+[ \t]*)?(?:{_NOUNS})[ \t]*:[ \t]*$",
     re.IGNORECASE | re.MULTILINE,
 )
 _ITEM = re.compile(r"^[ \t]*(?:\[\d{1,3}\]|\d{1,3}[.)]|(?:document|passage|source|chunk) \d{1,3}:?)[ \t]", re.IGNORECASE | re.MULTILINE)
@@ -51,10 +51,12 @@ _CODE_HINTS = ("def ", "class ", "import ", "function ", "#include", "public sta
 _MIN_PASSAGE = 20
 
 
+_STEMS = re.compile(r"ontext|ocument|assage|ource|esult|xcerpt|nippet|nowledge|etrieved|hunk")
+
+
 def generic_gate(text: str) -> bool:
-    """Cheap: a colon (every lead-in has one or is a bare heading) and one of the nouns' stems."""
-    lowered = text.lower()
-    return any(stem in lowered for stem in ("context", "document", "passage", "source", "search result", "excerpt", "snippet", "knowledge base", "retrieved", "chunk"))
+    """Cheap: a colon (every lead-in line ends with one) and one of the nouns' stems (case-free: no capital)."""
+    return ":" in text and _STEMS.search(text) is not None
 
 
 def looks_like_question(text: str) -> str | None:
