@@ -74,6 +74,11 @@ class ScoringSettings:
     refusal_patterns: tuple[str, ...] = ()  # extra regexes that mark an answer as a refusal
     passage_words: int = DEFAULT_MAX_WORDS  # documents longer than this many words are cut into passages
     claim_level: bool = True  # judge each sentence of the answer and the support (false: whole texts only)
+    # What one interaction may cost the scorer (the request itself is forwarded whole): see pipeline/limits.py.
+    max_documents: int = 64
+    max_document_chars: int = 20_000
+    max_text_chars: int = 20_000
+    max_passages: int = 256
 
 
 # Calibrated for all-MiniLM-L6-v2 on ../shared/data: see docs/thresholds.md for the derivation and the command.
@@ -143,6 +148,7 @@ _LIMITS: dict[tuple[str, str], Any] = {
     ("scoring", "embedder_threads"): _between(1),
     ("scoring", "cache_entries"): _between(0),
     ("scoring", "passage_words"): _between(16),
+    **{("scoring", k): _between(1) for k in ("max_documents", "max_document_chars", "max_text_chars", "max_passages")},
     **{("thresholds", m): _between(-1, 1) for m in ("sdq", "sdrd", "sda", "qrd", "qa", "ard")},
     **{("claims", k): _between(0, 1) for k in ("lexical_alone", "lexical", "parametric_share")},
     **{("claims", k): _between(-1, 1) for k in ("similarity", "similarity_with_lexical")},

@@ -127,5 +127,6 @@ def base_record(interaction: Interaction) -> dict[str, Any]:
 
 
 def output_record(interaction: Interaction, assessment: Assessment) -> dict[str, Any]:
-    """The input line (when there was one) plus the assessment."""
-    return {**base_record(interaction), **assessment_fields(assessment)}
+    """The input line (when there was one) plus the assessment, and what was cut to the scoring limits."""
+    truncated = {"truncated": list(interaction.truncated)} if interaction.truncated else {}
+    return {**base_record(interaction), **assessment_fields(assessment), **truncated}

@@ -65,6 +65,7 @@ class Interaction:
     record: dict[str, Any] | None = None  # offline: the JSONL input line it was read from (kept in the output)
     enqueued_at: float | None = None  # perf_counter() when handed to scoring (time-to-verdict)
     judgement: Judgement | None = None  # the LLM judge tier's result, when it judged this interaction
+    truncated: tuple[str, ...] = ()  # what was cut to the scoring limits (pipeline/limits.py), e.g. "documents"
 
 
 class Verdict(str, enum.Enum):

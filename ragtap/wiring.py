@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING
 
 from ragtap.config import Config
 from ragtap.pipeline.batch import ScoringPolicy
+from ragtap.pipeline.limits import ScoringLimits
 from ragtap.scoring.refusal import RefusalDetector
 
 if TYPE_CHECKING:
@@ -50,7 +51,10 @@ def build_embedder(config: Config, *, all_cores: bool = False) -> Embedder:
 def build_policy(config: Config) -> ScoringPolicy:
     """The scoring core's rules: thresholds, claim thresholds, the refusal wording (built-in phrases plus config
     regexes) and the passage size."""
-    return ScoringPolicy(config.thresholds, RefusalDetector.build(config.scoring.refusal_patterns), config.claims, config.scoring.passage_words, config.scoring.claim_level)
+    scoring = config.scoring
+    limits = ScoringLimits(scoring.max_documents, scoring.max_document_chars, scoring.max_text_chars, scoring.max_passages)
+    return ScoringPolicy(config.thresholds, RefusalDetector.build(scoring.refusal_patterns), config.claims, scoring.passage_words,
+                         scoring.claim_level, limits)
 
 
 @dataclass

@@ -255,3 +255,21 @@ def test_claims_in_prometheus_and_otel(embedder, capture: bool) -> None:
     assert tuple(event.attributes["ragtap.claims.unsupported_offsets"]) == (f"{start}-{start + len(INVENTED)}",)
     exported = str([dict(e.attributes) for e in span.events]) + str(dict(span.attributes))
     assert (INVENTED in exported) is capture  # answer text leaves only under content capture
+
+
+async def test_a_document_bomb_is_answered_and_scored_within_the_limits(start_proxy) -> None:
+    """Issue 13 #3: 30,000 documents in one request stalled scoring for minutes; the scored part is now bounded."""
+    from conftest import fixed, json_content
+
+    proxy = await start_proxy(fixed(json_content()))
+    documents = [f"Document {i} says the lug nuts are tightened in a star pattern." for i in range(30_000)]
+    documents[0] = "x" * 100_000  # and one huge document
+    completion = await proxy.client.chat.completions.create(
+        model="gpt-4o-mini", messages=[{"role": "user", "content": QUESTION}],
+        extra_body={"ragtap": {"question": QUESTION, "documents": documents}},
+    )
+    assert completion.choices[0].message.content  # the app's answer, as always
+    interaction, assessment = await proxy.collector.assessment(timeout=20)
+    assert len(interaction.documents) == 64 and len(interaction.documents[0].text) == 20_000
+    assert set(interaction.truncated) == {"documents", "document_chars"}
+    assert assessment.verdict is not None

@@ -277,3 +277,47 @@ def dataclass_replace_otel_off(config: Config) -> Config:
     import dataclasses
 
     return dataclasses.replace(config, otel=dataclasses.replace(config.otel, enabled=False))
+
+
+def test_metrics_open_on_a_public_address_warns() -> None:
+    from ragtap.proxy.server import metrics_exposure_warning
+
+    public = load_config(environ=ENV, flags={"server": {"host": "0.0.0.0"}})
+    assert "without a token" in (metrics_exposure_warning(public) or "")
+    assert metrics_exposure_warning(load_config(environ=ENV, flags={"server": {"host": "0.0.0.0"}, "prometheus": {"token": "t"}})) is None
+    assert metrics_exposure_warning(load_config(environ=ENV)) is None  # loopback by default
+    separate = load_config(environ=ENV, flags={"server": {"host": "0.0.0.0"}, "prometheus": {"listen_port": 9100, "listen_host": "127.0.0.1"}})
+    assert metrics_exposure_warning(separate) is None
+
+
+def test_junk_model_names_cannot_use_up_the_model_label_budget() -> None:
+    from ragtap.exchange import ExchangeRecord
+
+    prometheus = PrometheusExporter(PrometheusSettings(max_models=2))
+    for i in range(50):  # a client floods ragtap with made-up model names; the upstream answers 404
+        prometheus.exchange_finished(ExchangeRecord(route="/v1/chat/completions", request_model=f"junk-{i}", status=404))
+    prometheus.exchange_finished(ExchangeRecord(route="/v1/chat/completions", request_model="gpt-4o", status=200))
+    text = prometheus.render()[0].decode()
+    assert 'model="gpt-4o"' in text and "junk-" not in text and 'model="other"' in text
+
+
+def test_refusal_wording_is_not_exported_without_content_capture(embedder) -> None:
+    """Issue 13 #10: the verdict's explanation named the refusal phrase, i.e. answer text, even with capture off."""
+    from opentelemetry.sdk.trace import TracerProvider
+    from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+    from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+
+    from ragtap.pipeline.batch import ScoringPolicy, assess_batch
+    from ragtap.types import Document, Interaction
+
+    answer = "The provided documents do not mention the ZORBLAX warranty for Mrs Quimby."
+    item = Interaction(question="What is the warranty?", documents=(Document("The battery is covered for eight years."),), answer=answer)
+    (assessment,) = assess_batch([item], embedder, ScoringPolicy(load_config(environ=ENV).thresholds))
+    assert assessment.verdict.value == "refusal" and assessment.refusal_phrase
+    spans = InMemorySpanExporter()
+    provider = TracerProvider()
+    provider.add_span_processor(SimpleSpanProcessor(spans))
+    OtelExporter(OtelSettings(enabled=True, capture_content=False), tracer_provider=provider).interaction_scored(item, assessment, 0.1)
+    exported = "\n".join(s.to_json() for s in spans.get_finished_spans())
+    assert "refusal" in exported
+    assert assessment.refusal_phrase not in exported and "do not mention" not in exported

@@ -93,7 +93,8 @@ class _BoundedLabel:
         self._seen: set[str] = set()
         self._lock = threading.Lock()
 
-    def __call__(self, value: str | None, *, missing: str = UNKNOWN) -> str:
+    def __call__(self, value: str | None, *, missing: str = UNKNOWN, admit: bool = True) -> str:
+        """The label for `value`; `admit=False` reuses a label already handed out but never takes a new slot."""
         if value is None or value == "":
             return missing
         value = str(value)
@@ -103,6 +104,8 @@ class _BoundedLabel:
             return value if value in self._allowed else OTHER
         if value in self._seen:
             return value
+        if not admit:
+            return OTHER
         with self._lock:
             if value in self._seen:
                 return value
@@ -229,9 +232,16 @@ class PrometheusExporter(Exporter):
         return generate_latest(self.registry), CONTENT_TYPE_LATEST
 
     # --------------------------------------------------------------------------------------------------- hooks
+    def _exchange_model(self, exchange: ExchangeRecord) -> str:
+        """A model name takes one of the `max_models` label slots only once the upstream has answered it: junk
+        names that the upstream rejects (404, 400) or never answers are counted as "other" and cannot use up the
+        budget before real traffic arrives."""
+        answered = exchange.status is not None and exchange.status < 400
+        return self._model(exchange.request_model or exchange.response_model, admit=answered)
+
     def exchange_finished(self, exchange: ExchangeRecord) -> None:
         route = normalise_route(exchange.route)
-        model = self._model(exchange.request_model or exchange.response_model)
+        model = self._exchange_model(exchange)
         self.requests.labels(route, model, _status_label(exchange.status)).inc()
         kind = "rag" if exchange.rag_source else "not_rag"
         self.chat_requests.labels(kind, "true" if exchange.injected else "false").inc()
@@ -255,7 +265,7 @@ class PrometheusExporter(Exporter):
 
     def passthrough_finished(self, exchange: ExchangeRecord) -> None:
         route = normalise_route(exchange.route)
-        model = self._model(exchange.request_model or exchange.response_model)
+        model = self._exchange_model(exchange)
         self.requests.labels(route, model, _status_label(exchange.status)).inc()
         self.passthrough.labels(route).inc()
         upstream = exchange.upstream_seconds

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from ragtap.pipeline.limits import ScoringLimits, bound
 from ragtap.scoring.claims import Claim, ClaimThresholds, Evidence, judge_claim, split_claims
 from ragtap.scoring.metrics import compute_scores
 from ragtap.scoring.passages import DEFAULT_MAX_WORDS, Passage, split_passages
@@ -33,6 +34,7 @@ class ScoringPolicy:
     claims: ClaimThresholds = field(default_factory=ClaimThresholds)
     passage_words: int = DEFAULT_MAX_WORDS  # documents longer than this are cut into passages
     claim_level: bool = True  # off: whole-text scores only (cheaper; no unsupported sentence can be named)
+    limits: ScoringLimits = field(default_factory=ScoringLimits)
 
 
 class _TextTable:
@@ -63,9 +65,11 @@ class _Plan:
 
 
 def _plan(item: Interaction, table: _TextTable, policy: ScoringPolicy) -> _Plan:
+    item = bound(item, policy.limits)  # a guard: the proxy bounds what it submits already
     answer = item.answer if item.answer else None  # an empty answer is not scoreable
     supporting = item.supporting if item.supporting else None
     passages = [p for i, doc in enumerate(item.documents) for p in split_passages(doc.text, i, policy.passage_words)]
+    passages = passages[: policy.limits.max_passages]
     # Claims are judged only against documents: without any there is nothing to ground on.
     judge = policy.claim_level and bool(passages)
     answer_claims = split_claims(answer) if answer and judge else []

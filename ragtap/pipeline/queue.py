@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING
 
 from ragtap.exporters.base import Exporter
 from ragtap.pipeline.batch import ScoringPolicy, assess_batch
+from ragtap.pipeline.limits import bound
 from ragtap.tokens import count_tokens
 from ragtap.types import Assessment, Interaction
 
@@ -89,6 +90,7 @@ class ScoringQueue:
             return None
 
     def _put(self, interaction: Interaction, future: asyncio.Future[Assessment] | None) -> bool:
+        interaction = bound(interaction, self.policy.limits)  # O(max_documents): a document bomb is cut here
         if interaction.enqueued_at is None:
             interaction.enqueued_at = time.perf_counter()
         try:

@@ -20,12 +20,12 @@ import orjson
 from aiohttp import web
 
 from ragtap.exchange import ExchangeRecord, request_identity
-from ragtap.proxy.errors import UpstreamUnavailable, openai_error
+from ragtap.proxy.errors import UpstreamUnavailable, bad_path_response, openai_error
 from ragtap.proxy.inject import inject, without_ragtap_field
 from ragtap.proxy.passthrough import forward_unchanged, relay_response
 from ragtap.proxy.state import STATE, ProxyState
 from ragtap.proxy.stream import StreamOutcome, relay_injected, relay_observed, token_count
-from ragtap.proxy.upstream import request_headers, response_headers
+from ragtap.proxy.upstream import BadPath, forward_target, request_headers, response_headers
 from ragtap.recognise import recognise
 from ragtap.split.reply import split_reply
 from ragtap.tokens import count_tokens
@@ -105,6 +105,9 @@ async def handle_chat(request: web.Request) -> web.StreamResponse:
     except UpstreamUnavailable as failure:
         record.error_type, record.outcome, record.status = failure.error_type, "upstream_error", failure.response.status
         response = failure.response
+    except BadPath:
+        record.status, record.error_type = 400, "bad_path"
+        response = bad_path_response()
     except _RequestTooDeep:
         record.status, record.error_type = 400, "request_too_deep"
         response = openai_error(
@@ -134,7 +137,7 @@ async def _send(request: web.Request, state: ProxyState, body: bytes, record: Ex
     """Forward a body ragtap will read: uncompressed, so the reply can be parsed."""
     record.upstream_sent_at = now()
     upstream = await state.upstream.send(
-        "POST", request.path, request.query_string, request_headers(request.headers, identity_encoding=True), body, decompress=True
+        "POST", forward_target(request.path, request.raw_path), request_headers(request.headers, identity_encoding=True), body, decompress=True
     )
     record.upstream_headers_at = now()
     record.status = upstream.status
@@ -155,8 +158,12 @@ async def _injected(request: web.Request, state: ProxyState, body: dict[str, Any
     upstream = await _send(request, state, _request_bytes(forwarded), record)
     if upstream.status == 400 and "response_format" in forwarded:
         # Some OpenAI-compatible servers reject json_object: ask again without it, once.
-        error_body = await upstream.read()
-        upstream.release()
+        try:
+            error_body = await _read_whole(upstream, record)
+        except UpstreamUnavailable as failure:  # the 400's body was cut or stalled: the app still gets the 400
+            record.error_type = failure.error_type
+            return openai_error(400, "ragtap: the upstream answered 400 but its error body was cut off or stalled", type_="upstream_error",
+                                code="upstream_broken_error_body")
         if not _rejects_response_format(400, error_body):
             return web.Response(status=400, body=error_body, headers=response_headers(upstream.headers, body_rewritten=True))
         forwarded.pop("response_format")

@@ -25,3 +25,8 @@ class UpstreamUnavailable(Exception):
         status, code = (504, "upstream_timeout") if timeout else (502, "upstream_broken_response")
         message = "ragtap: the upstream stopped answering mid-body" if timeout else "ragtap: the upstream broke off its response"
         return cls(openai_error(status, message, type_="upstream_error", code=code), type(error).__name__)
+
+
+def bad_path_response() -> web.Response:
+    return openai_error(400, "ragtap: the request path would leave the API base (dot segments or encoded slashes)",
+                        type_="invalid_request_error", code="bad_path")

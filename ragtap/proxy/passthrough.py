@@ -9,9 +9,9 @@ from aiohttp import web
 from time import perf_counter as _now
 
 from ragtap.exchange import ExchangeRecord
-from ragtap.proxy.errors import UpstreamUnavailable
+from ragtap.proxy.errors import UpstreamUnavailable, bad_path_response
 from ragtap.proxy.state import STATE, ProxyState
-from ragtap.proxy.upstream import request_headers, response_headers
+from ragtap.proxy.upstream import BadPath, forward_target, request_headers, response_headers
 
 _READ_WHOLE_LIMIT = 1 << 20  # bodies up to 1 MiB with a known length are read at once (one write, fewer syscalls)
 
@@ -63,7 +63,7 @@ async def relay_response(
 async def forward_unchanged(request: web.Request, state: ProxyState, body: bytes, record: ExchangeRecord) -> web.StreamResponse:
     record.upstream_sent_at = _now()
     upstream = await state.upstream.send(
-        request.method, request.path, request.query_string, request_headers(request.headers, identity_encoding=False), body, decompress=False
+        request.method, forward_target(request.path, request.raw_path), request_headers(request.headers, identity_encoding=False), body, decompress=False
     )
     record.upstream_headers_at = _now()
     return await relay_response(request, upstream, record)
@@ -78,6 +78,9 @@ async def handle_passthrough(request: web.Request) -> web.StreamResponse:
     except UpstreamUnavailable as failure:
         record.error_type, record.outcome, record.status = failure.error_type, "upstream_error", failure.response.status
         response = failure.response
+    except BadPath:
+        record.status, record.error_type = 400, "bad_path"
+        response = bad_path_response()
     except asyncio.CancelledError:  # the app hung up (or the grace period ran out): the upstream request is dropped
         record.outcome, record.finished_at = "incomplete", _now()
         asyncio.get_running_loop().call_soon(state.exporter.passthrough_finished, record)

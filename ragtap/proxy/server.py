@@ -39,6 +39,21 @@ class _NoRequestBytes(logging.Filter):
 
 HTTP_LOG = logging.getLogger("ragtap.http")  # aiohttp's server log for ragtap's listeners
 HTTP_LOG.addFilter(_NoRequestBytes())
+log = logging.getLogger("ragtap.proxy")
+_LOOPBACK = ("127.", "::1", "localhost")
+
+
+def metrics_exposure_warning(config: Config) -> str | None:
+    """One line when /metrics answers anyone who can reach a non-loopback address with no token: the metrics name
+    models and traffic, and an open endpoint is easy to miss (the Dockerfile binds 0.0.0.0)."""
+    settings = config.prometheus
+    if not settings.enabled or settings.token:
+        return None
+    host = (settings.listen_host or config.server.host) if settings.listen_port is not None else config.server.host
+    if host.startswith(_LOOPBACK):
+        return None
+    return (f"/metrics is served on {host} without a token: anyone who reaches that address can read it "
+            "(set [prometheus] token or RAGTAP_METRICS_TOKEN, or a loopback listen_host)")
 
 
 def _bound_port(site: web.TCPSite) -> int:
@@ -64,6 +79,9 @@ class RagtapServer:
         return f"http://{self.host}:{self.port}/v1"
 
     async def start(self) -> RagtapServer:
+        warning = metrics_exposure_warning(self.config)
+        if warning is not None:
+            log.warning(warning)
         # handler_cancellation: when the app hangs up, its handler is cancelled and the upstream request closed, as
         # it would be without ragtap (vLLM, for one, stops generating for a client that went away).
         runner = web.AppRunner(

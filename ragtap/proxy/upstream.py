@@ -3,24 +3,41 @@
 from __future__ import annotations
 
 import asyncio
+import re
 import socket
 from collections.abc import Mapping
 from dataclasses import dataclass
 from urllib.parse import urlsplit
 
 import aiohttp
-from multidict import CIMultiDict
+import yarl
+from multidict import CIMultiDict, CIMultiDictProxy
 
 from ragtap.proxy.errors import UpstreamUnavailable, openai_error
 
-# Hop-by-hop headers (RFC 9110 §7.6.1) and the ones aiohttp computes itself are never copied across.
+# Hop-by-hop headers (RFC 9110 §7.6.1; Proxy-Connection is the pre-standard one clients still send) and the ones
+# aiohttp computes itself are never copied across; neither is any header the Connection header names.
 _HOP_BY_HOP = frozenset(
     h.lower()
     for h in (
-        "Connection", "Keep-Alive", "Proxy-Authenticate", "Proxy-Authorization", "TE", "Trailer",
+        "Connection", "Proxy-Connection", "Keep-Alive", "Proxy-Authenticate", "Proxy-Authorization", "TE", "Trailer",
         "Transfer-Encoding", "Upgrade", "Host", "Content-Length",
     )
 )
+# Request only: ragtap has read the whole body already (Expect: 100-continue would make the upstream wait for a
+# go-ahead nobody sends), and aiohttp's server has decoded a gzip/deflate body, so its Content-Encoding no longer
+# describes what is forwarded.
+_REQUEST_ONLY = frozenset({"expect", "content-encoding"})
+
+
+def _connection_named(headers: Mapping[str, str]) -> frozenset[str]:
+    """Header names listed in Connection / Proxy-Connection: hop-by-hop by declaration (RFC 9110 §7.6.1)."""
+    named: set[str] = set()
+    for key in ("Connection", "Proxy-Connection"):
+        values = headers.getall(key, []) if isinstance(headers, CIMultiDict | CIMultiDictProxy) else [headers.get(key) or ""]
+        for value in values:
+            named.update(token.strip().lower() for token in value.split(",") if token.strip())
+    return frozenset(named)
 # Headers that are ragtap's own business and must not reach the upstream.
 _RAGTAP_REQUEST_HEADERS = frozenset({"x-ragtap-debug"})
 
@@ -32,9 +49,10 @@ def request_headers(incoming: Mapping[str, str], *, identity_encoding: bool) -> 
     parse and re-serialise it without a decompress/compress round trip.
     """
     out: CIMultiDict[str] = CIMultiDict()
+    named = _connection_named(incoming)
     for name, value in incoming.items():
         lower = name.lower()
-        if lower in _HOP_BY_HOP or lower in _RAGTAP_REQUEST_HEADERS:
+        if lower in _HOP_BY_HOP or lower in _REQUEST_ONLY or lower in _RAGTAP_REQUEST_HEADERS or lower in named:
             continue
         if identity_encoding and lower == "accept-encoding":
             continue
@@ -48,9 +66,10 @@ def request_headers(incoming: Mapping[str, str], *, identity_encoding: bool) -> 
 def response_headers(upstream: Mapping[str, str], *, body_rewritten: bool) -> CIMultiDict[str]:
     """Headers to return to the app: the upstream's (rate-limit and request-id headers included)."""
     out: CIMultiDict[str] = CIMultiDict()
+    named = _connection_named(upstream)
     for name, value in upstream.items():
         lower = name.lower()
-        if lower in _HOP_BY_HOP:
+        if lower in _HOP_BY_HOP or lower in named:
             continue
         if body_rewritten and lower in ("content-encoding", "content-md5", "etag"):
             continue
@@ -72,11 +91,15 @@ class UpstreamTarget:
         port = parts.port or (443 if parts.scheme == "https" else 80)
         return cls(base_url.rstrip("/"), parts.hostname, port)
 
-    def url_for(self, path: str, query: str = "") -> str:
-        """Map the app's path onto the upstream base: "/v1/chat/completions" -> base + "/chat/completions"."""
+    def url_for(self, raw_path: str) -> yarl.URL:
+        """Map the app's path onto the upstream base: "/v1/chat/completions" -> base + "/chat/completions".
+
+        `raw_path` is the request target as the app sent it, still percent-encoded, query included (see
+        `forward_target`): it is passed on encoded, so "%3F" stays part of the path and never becomes a query."""
+        path, sep, query = raw_path.partition("?")
         if path == "/v1" or path.startswith("/v1/"):
             path = path[3:]
-        return f"{self.base_url}{path}" + (f"?{query}" if query else "")
+        return yarl.URL(f"{self.base_url}{path}{sep}{query}", encoded=True)
 
 
 class _BoundedResolver(aiohttp.abc.AbstractResolver):
@@ -122,15 +145,13 @@ class Upstream:
             await self._session.close()
             self._session = None
 
-    async def send(
-        self, method: str, path: str, query: str, headers: CIMultiDict[str], body: bytes, *, decompress: bool
-    ) -> aiohttp.ClientResponse:
+    async def send(self, method: str, raw_path: str, headers: CIMultiDict[str], body: bytes, *, decompress: bool) -> aiohttp.ClientResponse:
         """Send a request and return the response with its headers read (the body is the caller's to read)."""
         assert self._session is not None, "Upstream.start() was not awaited"
         try:
             return await self._session.request(
                 method,
-                self.target.url_for(path, query),
+                self.target.url_for(raw_path),
                 headers=headers,
                 data=body,
                 auto_decompress=decompress,
@@ -151,3 +172,24 @@ class Upstream:
                 openai_error(502, f"ragtap: upstream request failed ({type(error).__name__})", type_="upstream_error", code="upstream_error"),
                 type(error).__name__,
             ) from error
+
+
+class BadPath(ValueError):
+    """A request path that would leave the upstream's API base: dot segments or encoded separators."""
+
+
+_ENCODED_SEPARATOR = re.compile(r"%(?:2[fF]|5[cC])")
+
+
+def forward_target(request_path: str, raw_path: str) -> str:
+    """The request target to forward (percent-encoded, query included), or BadPath.
+
+    A reverse proxy must not let a client walk out of the prefix it proxies: "/v1/../admin" would reach the
+    upstream's "/admin" once a URL library normalises it, and "..%2F" does the same on servers that decode
+    before they route.  Such paths are refused rather than normalised: no OpenAI client sends them."""
+    if any(segment in ("..", ".") for segment in request_path.split("/")):
+        raise BadPath("dot segments")
+    path = raw_path.partition("?")[0]
+    if any(segment in ("..", ".") for segment in path.split("/")) or _ENCODED_SEPARATOR.search(path):
+        raise BadPath("encoded separators or dot segments")
+    return raw_path
