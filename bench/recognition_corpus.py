@@ -70,11 +70,12 @@ def llamaindex_tree_summarize(q: str, docs: list[str]) -> Body:
 
 
 def llamaindex_refine(q: str, docs: list[str]) -> Body:
-    return _user("The original query is as follows: " + q + "\nWe have provided an existing answer: See the wiki.\nWe "
-                 "have the opportunity to refine the existing answer (only if needed) with some more context below.\n"
-                 "------------\n" + "\n\n".join(docs) + "\n------------\nGiven the new context, refine the original "
-                 "answer to better answer the query. If the context isn't useful, return the original answer.\n"
-                 "Refined Answer: ", LI_SYSTEM)
+    """CHAT_REFINE_PROMPT (llama-index-core 0.14.25), one chunk per refine call."""
+    return _user("You are an expert Q&A system that strictly operates in two modes when refining existing answers:\n"
+                 "1. **Rewrite** an original answer using the new context.\n2. **Repeat** the original answer if the new "
+                 "context isn't useful.\nNever reference the original answer or context directly in your answer.\nWhen "
+                 "in doubt, just repeat the original answer.\nNew Context: " + "\n\n".join(docs) + "\nQuery: " + q +
+                 "\nOriginal Answer: See the wiki.\nNew Answer: ")
 
 
 def llamaindex_context_chat(q: str, docs: list[str]) -> Body:

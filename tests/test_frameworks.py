@@ -51,13 +51,20 @@ async def run_app(python: Path, script: str, base_url: str, layout: str, stream:
 
 
 def check_fixture(name: str, bodies: list[dict]) -> None:
-    """The first request body the framework sent, kept as a fixture (stream flag and options dropped)."""
-    body = {"messages": bodies[0]["messages"]}
+    """The messages of every request the framework sent, kept as a fixture (stream flag and options dropped)."""
+    assert bodies, f"{name}: no request body was captured"
+    kept = {"requests": [{"messages": body["messages"]} for body in bodies]}
     path = FIXTURES / f"{name}.json"
     if os.environ.get("RAGTAP_UPDATE_FIXTURES") or not path.exists():
         path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(json.dumps(body, indent=1, ensure_ascii=False) + "\n")
-    assert json.loads(path.read_text()) == body, f"{name}: the framework now sends another layout; see {path}"
+        path.write_text(json.dumps(kept, indent=1, ensure_ascii=False) + "\n")
+    assert json.loads(path.read_text()) == kept, f"{name}: the framework now sends another layout; see {path}"
+
+
+async def check_exchanges(proxy, rules: list[str]) -> None:  # type: ignore[no-untyped-def]
+    for n, rule in enumerate(rules, 1):
+        record = await proxy.collector.exchange(n)
+        assert record.recognition == rule and record.injected, (n, record.recognition)
 
 
 @pytest.mark.parametrize("stream", [False, True])
@@ -70,6 +77,41 @@ async def test_langchain(start_proxy, layout: str, rule: str, stream: bool) -> N
     proxy = await start_proxy(fixed(json_content()))
     result = await run_app(python, "langchain_app.py", proxy.server.base_url, layout, stream)
     assert result["answer"] == ANSWER
-    record = await proxy.collector.exchange(1)
-    assert record.recognition == rule and record.injected
+    await check_exchanges(proxy, [rule])
     check_fixture(f"langchain_{layout}", result["requests"])
+
+
+LLAMAINDEX = [
+    ("query:compact", ["llamaindex_text_qa"]),
+    ("query:simple_summarize", ["llamaindex_text_qa"]),
+    ("query:tree_summarize", ["llamaindex_text_qa"]),
+    ("query:refine", ["llamaindex_text_qa", "llamaindex_refine"]),
+    ("chat:context", ["llamaindex_context_chat"]),
+    ("chat:condense_plus_context", ["generic"]),
+    ("chat:condense_question", ["llamaindex_text_qa"]),
+]
+
+
+@pytest.mark.parametrize("stream", [False, True])
+@pytest.mark.parametrize(("layout", "rules"), LLAMAINDEX)
+async def test_llamaindex(start_proxy, layout: str, rules: list[str], stream: bool) -> None:
+    python = framework_python("llamaindex")
+    proxy = await start_proxy(fixed(json_content()))
+    result = await run_app(python, "llamaindex_app.py", proxy.server.base_url, layout, stream)
+    assert result["answer"] == ANSWER
+    await check_exchanges(proxy, rules)
+    check_fixture("llamaindex_" + layout.replace(":", "_"), result["requests"])
+
+
+DSPY_REPLY = ("[[ ## reasoning ## ]]\nThe first passage names the port.\n\n[[ ## response ## ]]\nThe billing service "
+              "listens on port 8443.\n\n[[ ## completed ## ]]")
+
+
+async def test_dspy(start_proxy) -> None:
+    """Not streamed: a DSPy module's call is one completion (streaming is `dspy.streamify`, not covered)."""
+    python = framework_python("dspy")
+    proxy = await start_proxy(fixed(json_content(answer=DSPY_REPLY)))
+    result = await run_app(python, "dspy_app.py", proxy.server.base_url, "chain_of_thought", False)
+    assert result["answer"] == "The billing service listens on port 8443."
+    await check_exchanges(proxy, ["dspy"])
+    check_fixture("dspy_chain_of_thought", result["requests"])

@@ -11,25 +11,35 @@ import pytest
 from ragtap.recognise import recognise
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures" / "frameworks"
-EXPECTED = {
-    "langchain_lcel_system": "langchain",
-    "langchain_lcel_human": "langchain",
-    "langchain_agent_middleware": "generic",
+# fixture -> the rule of each request it holds (in order)
+EXPECTED: dict[str, list[str]] = {
+    "langchain_lcel_system": ["langchain"],
+    "langchain_lcel_human": ["langchain"],
+    "langchain_agent_middleware": ["generic"],
+    "llamaindex_query_compact": ["llamaindex_text_qa"],
+    "llamaindex_query_simple_summarize": ["llamaindex_text_qa"],
+    "llamaindex_query_tree_summarize": ["llamaindex_text_qa"],
+    "llamaindex_query_refine": ["llamaindex_text_qa", "llamaindex_refine"],
+    "llamaindex_chat_context": ["llamaindex_context_chat"],
+    "llamaindex_chat_condense_plus_context": ["generic"],
+    "llamaindex_chat_condense_question": ["llamaindex_text_qa"],
+    "dspy_chain_of_thought": ["dspy"],
 }
 
 
 def test_every_fixture_has_an_expectation() -> None:
-    assert {p.stem for p in FIXTURES.glob("*.json")} == set(EXPECTED)
+    assert {p.stem for p in FIXTURES.glob("*.json")} <= set(EXPECTED)
 
 
-@pytest.mark.parametrize(("name", "rule"), sorted(EXPECTED.items()))
-def test_captured_framework_body_is_recognised(name: str, rule: str) -> None:
-    body = json.loads((FIXTURES / f"{name}.json").read_text())
-    found = recognise(body)
-    assert found.reason == rule and found.inject
-    assert found.context is not None
-    assert found.context.question == "Which port does the billing service listen on?"
-    assert [d.text for d in found.context.documents] == [
-        "The billing service listens on port 8443 behind the internal load balancer.",
-        "The billing service is owned by the Falcon team; on-call rotates every Monday.",
-    ]
+@pytest.mark.parametrize(("name", "rules"), sorted(EXPECTED.items()))
+def test_captured_framework_body_is_recognised(name: str, rules: list[str]) -> None:
+    path = FIXTURES / f"{name}.json"
+    if not path.exists():
+        pytest.skip(f"{path.name} not captured yet (tests/test_frameworks.py writes it when its framework venv exists)")
+    bodies = json.loads(path.read_text())["requests"]
+    assert [recognise(body).reason for body in bodies] == rules
+    for body in bodies:
+        found = recognise(body)
+        assert found.inject and found.context is not None
+        assert "Which port does the billing service listen on?" in found.context.question
+        assert any("The billing service" in d.text for d in found.context.documents)
