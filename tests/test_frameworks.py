@@ -15,6 +15,8 @@ from pathlib import Path
 
 import pytest
 
+from ragtap.testing.upstream import ScriptedReply
+
 from conftest import ANSWER, fixed, json_content
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -79,6 +81,30 @@ async def test_langchain(start_proxy, layout: str, rule: str, stream: bool) -> N
     assert result["answer"] == ANSWER
     await check_exchanges(proxy, [rule])
     check_fixture(f"langchain_{layout}", result["requests"])
+
+
+def agent_script(tool_name: str):  # type: ignore[no-untyped-def]
+    """First turn: call the retrieval tool; once a tool result is in the conversation: answer."""
+    def script(body: dict) -> ScriptedReply:
+        if any(m.get("role") == "tool" for m in body.get("messages", [])):
+            return ScriptedReply(ANSWER)
+        call = {"id": "call_1", "type": "function", "function": {"name": tool_name, "arguments": json.dumps({"query": "billing port"})}}
+        return ScriptedReply(tool_calls=[call])
+    return script
+
+
+@pytest.mark.parametrize("stream", [False, True])
+async def test_langchain_agent_with_retrieval_tool(start_proxy, stream: bool) -> None:
+    """create_agent offers its tool on every turn, so ragtap recognises the tool results but does not inject
+    (reason client_tools): the answer is the upstream's, unchanged."""
+    python = framework_python("langchain")
+    proxy = await start_proxy(agent_script("retrieve_context"))
+    result = await run_app(python, "langchain_app.py", proxy.server.base_url, "agent_tool", stream)
+    assert result["answer"] == ANSWER
+    first, second = await proxy.collector.exchange(1), await proxy.collector.exchange(2)
+    assert first.recognition == "no_context" and first.rag_source is None
+    assert second.recognition == "client_tools" and second.rag_source == "tool" and not second.injected
+    check_fixture("langchain_agent_tool", result["requests"])
 
 
 LLAMAINDEX = [

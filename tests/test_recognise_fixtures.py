@@ -16,6 +16,7 @@ EXPECTED: dict[str, list[str]] = {
     "langchain_lcel_system": ["langchain"],
     "langchain_lcel_human": ["langchain"],
     "langchain_agent_middleware": ["generic"],
+    "langchain_agent_tool": ["no_context", "tool"],  # fixtures keep the messages only, not the offered tools
     "llamaindex_query_compact": ["llamaindex_text_qa"],
     "llamaindex_query_simple_summarize": ["llamaindex_text_qa"],
     "llamaindex_query_tree_summarize": ["llamaindex_text_qa"],
@@ -40,6 +41,8 @@ def test_captured_framework_body_is_recognised(name: str, rules: list[str]) -> N
     assert [recognise(body).reason for body in bodies] == rules
     for body in bodies:
         found = recognise(body)
+        if found.reason == "no_context":  # an agent's first turn: the tool has not run yet
+            continue
         assert found.inject and found.context is not None
         assert "Which port does the billing service listen on?" in found.context.question
         assert any("The billing service" in d.text for d in found.context.documents)
