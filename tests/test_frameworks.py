@@ -141,3 +141,13 @@ async def test_dspy(start_proxy) -> None:
     assert result["answer"] == "The billing service listens on port 8443."
     await check_exchanges(proxy, ["dspy"])
     check_fixture("dspy_chain_of_thought", result["requests"])
+
+
+@pytest.mark.parametrize("stream", [False, True])
+async def test_haystack(start_proxy, stream: bool) -> None:
+    python = framework_python("haystack")
+    proxy = await start_proxy(fixed(json_content()))
+    result = await run_app(python, "haystack_app.py", proxy.server.base_url, "chat_prompt_builder", stream)
+    assert result["answer"] == ANSWER
+    await check_exchanges(proxy, ["langchain"])  # Context: / Question: / Answer: is the labelled layout
+    check_fixture("haystack_chat_prompt_builder", result["requests"])

@@ -25,6 +25,7 @@ EXPECTED: dict[str, list[str]] = {
     "llamaindex_chat_condense_plus_context": ["generic"],
     "llamaindex_chat_condense_question": ["llamaindex_text_qa"],
     "dspy_chain_of_thought": ["dspy"],
+    "haystack_chat_prompt_builder": ["langchain"],
 }
 
 

@@ -1,30 +1,38 @@
-"""Record the JSON request bodies a framework sends, whatever client it builds: wraps httpx's `send` (sync and
-async) in the framework's own process.  Test code only; ragtap is not touched."""
+"""Record the JSON request bodies a framework sends, whatever client it builds: wraps `send` (sync and async) of
+httpx and of httpx2 (the transport of recent openai SDKs) in the framework's own process.  Test code only."""
 
 from __future__ import annotations
 
+import importlib
 import json
-
-import httpx
+from typing import Any
 
 SENT: list[dict] = []
-_sync_send, _async_send = httpx.Client.send, httpx.AsyncClient.send
 
 
-def _record(request: httpx.Request) -> None:
-    if request.url.path.endswith("/chat/completions"):
+def _record(request: Any) -> None:
+    if str(request.url).split("?")[0].endswith("/chat/completions"):
         SENT.append(json.loads(request.read()))
 
 
-def _send(self, request, *args, **kwargs):  # type: ignore[no-untyped-def]
-    _record(request)
-    return _sync_send(self, request, *args, **kwargs)
+def _wrap(module_name: str) -> None:
+    try:
+        module = importlib.import_module(module_name)
+    except ImportError:
+        return
+    sync_send, async_send = module.Client.send, module.AsyncClient.send
+
+    def send(self, request, *args, **kwargs):  # type: ignore[no-untyped-def]
+        _record(request)
+        return sync_send(self, request, *args, **kwargs)
+
+    async def asend(self, request, *args, **kwargs):  # type: ignore[no-untyped-def]
+        _record(request)
+        return await async_send(self, request, *args, **kwargs)
+
+    module.Client.send = send
+    module.AsyncClient.send = asend
 
 
-async def _asend(self, request, *args, **kwargs):  # type: ignore[no-untyped-def]
-    _record(request)
-    return await _async_send(self, request, *args, **kwargs)
-
-
-httpx.Client.send = _send  # type: ignore[method-assign]
-httpx.AsyncClient.send = _asend  # type: ignore[method-assign]
+_wrap("httpx")
+_wrap("httpx2")
