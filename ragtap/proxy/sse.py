@@ -6,11 +6,23 @@ decoding waits for complete lines.  Each feed only scans the bytes that arrived 
 
 from __future__ import annotations
 
+# A line longer than this is not an SSE stream ragtap can follow (a chat chunk is a few hundred bytes): bounded,
+# so an upstream that never sends a newline cannot grow ragtap's memory.
+MAX_LINE_BYTES = 4 * 1024 * 1024
+
+
+class SSELineTooLong(ValueError):
+    """The upstream sent more than MAX_LINE_BYTES without a newline."""
+
 
 class SSEDecoder:
-    def __init__(self) -> None:
+    def __init__(self, max_line: int = MAX_LINE_BYTES) -> None:
         self._pending = b""  # an incomplete line carried over to the next chunk
         self._data: list[bytes] = []  # the data lines of the event being read
+        self._max_line = max_line
+        # Comment lines (": PROCESSING", keep-alives) seen since the caller last took them: a proxy that rewrites
+        # the events must still pass these on, or an app's read timeout fires only through ragtap.
+        self.comments: list[bytes] = []
 
     def feed(self, chunk: bytes) -> list[bytes]:
         """The data payloads of the events completed by `chunk` (raw bytes, e.g. b'{...}' or b'[DONE]')."""
@@ -18,6 +30,8 @@ class SSEDecoder:
             chunk = self._pending + chunk
         lines = chunk.split(b"\n")
         self._pending = lines.pop()  # the part after the last newline is not a complete line yet
+        if len(self._pending) > self._max_line:
+            raise SSELineTooLong(f"an SSE line longer than {self._max_line} bytes")
         events: list[bytes] = []
         for line in lines:
             if line.endswith(b"\r"):
@@ -29,7 +43,9 @@ class SSEDecoder:
             elif line.startswith(b"data:"):
                 value = line[5:]
                 self._data.append(value[1:] if value.startswith(b" ") else value)
-            # comments (":...") and the event/id/retry fields carry nothing for chat completions
+            elif line.startswith(b":"):
+                self.comments.append(line)
+            # the event/id/retry fields carry nothing for chat completions
         return events
 
     def close(self) -> list[bytes]:
@@ -37,6 +53,15 @@ class SSEDecoder:
         leftover = self.feed(b"\n\n") if (self._pending or self._data) else []
         self._pending, self._data = b"", []
         return leftover
+
+
+def take_comments(decoder: SSEDecoder) -> bytes:
+    """The comment lines seen so far, as SSE bytes to forward (each ends its own comment block)."""
+    if not decoder.comments:
+        return b""
+    data = b"".join(line + b"\n\n" for line in decoder.comments)
+    decoder.comments.clear()
+    return data
 
 
 def encode_event(payload: bytes) -> bytes:

@@ -21,11 +21,11 @@ import orjson
 from aiohttp import web
 
 from ragtap.exchange import ExchangeRecord
-from ragtap.proxy.sse import DONE_EVENT, SSEDecoder, encode_event
+from ragtap.proxy.sse import DONE_EVENT, SSEDecoder, SSELineTooLong, encode_event, take_comments
 from ragtap.proxy.upstream import response_headers
 from ragtap.split.stream import AnswerStreamExtractor, StreamResult
 
-_UPSTREAM_BROKE = (aiohttp.ClientPayloadError, aiohttp.ClientConnectionError, TimeoutError)
+_UPSTREAM_BROKE = (aiohttp.ClientPayloadError, aiohttp.ClientConnectionError, TimeoutError, SSELineTooLong)
 
 
 @dataclass(slots=True)
@@ -63,6 +63,24 @@ def token_count(value: Any) -> int | None:
     return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else None
 
 
+def _content_text(content: Any) -> str | None:
+    """A delta's text: a string, or the text parts of a list of content parts ([{"type": "text", "text": ...}])."""
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return "".join(p["text"] for p in content if isinstance(p, dict) and p.get("type") in ("text", "output_text") and isinstance(p.get("text"), str))
+    return None
+
+
+# An SSE comment (ignored by SSE clients) sent while the upstream is busy but nothing is for the app to see.
+KEEPALIVE = b": ragtap keep-alive\n\n"
+KEEPALIVE_AFTER_S = 1.0
+
+
+# The keys of OpenAI's usage chunk (`stream_options.include_usage`): an event with no others is only usage.
+_USAGE_CHUNK_KEYS = frozenset({"id", "object", "created", "model", "system_fingerprint", "service_tier", "choices", "usage", "obfuscation"})
+
+
 @dataclass(slots=True)
 class _InjectedRelay:
     out: web.StreamResponse
@@ -71,6 +89,9 @@ class _InjectedRelay:
     extractor: AnswerStreamExtractor = field(default_factory=AnswerStreamExtractor)
     result: StreamResult | None = None
     template: dict[str, Any] | None = None  # the last chunk seen, to build a closing chunk from
+    # The upstream's finish_reason.  The extractor is finished only when the stream ends ([DONE] or EOF): real
+    # upstreams send finish_reason on every chunk, or on reasoning chunks before the content.
+    finish_reason: str | None = None
     done_sent: bool = False
     # Events rewritten from one network read, sent together by `flush()`: one write (one syscall) per read
     # instead of one per event when the upstream's events arrive several at a time.
@@ -98,25 +119,30 @@ class _InjectedRelay:
         _note_event(event, self.record)
         choices = event.get("choices")
         if not isinstance(choices, list) or not choices or not isinstance(choices[0], dict):
-            # The usage chunk (choices: []) reaches the app only if it asked for it.  Anything else without a
-            # choice to rewrite -- an `{"error": ...}` event sent mid-stream -- is the app's to see, unchanged.
+            # The usage chunk (choices: []) that ragtap asked for reaches the app only if the app asked for it
+            # too.  Anything else without a choice to rewrite -- an `{"error": ...}` event sent mid-stream,
+            # Azure's `prompt_filter_results` (choices: [] too) -- is the app's to see, unchanged.
             if "error" in event:
                 self.record.outcome, self.record.error_type = "upstream_error", "error_event"
-            if choices != [] or "error" in event or self.forward_usage:
+            if self.forward_usage or choices != [] or "error" in event:
                 self.pending.append(encode_event(payload))
+            elif not set(event) <= _USAGE_CHUNK_KEYS:  # more than usage: forward it, without the usage
+                self._write({k: v for k, v in event.items() if k != "usage"}, "")
             return
-        self.template = event
         choice = choices[0]
         delta = choice.get("delta") or {}
-        if not isinstance(delta, dict):  # not a chunk ragtap can rewrite: the app gets it as sent
+        if len(choices) > 1 or choice.get("index", 0) != 0 or not isinstance(delta, dict):
+            # Another choice's event (ragtap injects only n == 1, but upstreams may still number choices), or
+            # not a chunk ragtap can rewrite: the app gets it as sent; only choice 0 is split.
             self.pending.append(encode_event(payload))
             return
-        content = delta.get("content")
-        text = self.extractor.feed(content) if isinstance(content, str) and content else ""
+        self.template = event
+        content = _content_text(delta.get("content"))
+        text = self.extractor.feed(content) if content else ""
         finish = choice.get("finish_reason")
         if finish:
-            self.record.finish_reasons = (finish,)
-            text += self._finish(truncated=finish == "length")
+            self.finish_reason = str(finish)
+            self.record.finish_reasons = (self.finish_reason,)
         if text or finish or any(key != "content" for key in delta):  # role, tool_calls, refusal...
             if text or "content" in delta:
                 delta["content"] = text
@@ -142,7 +168,8 @@ class _InjectedRelay:
         """End the app's stream cleanly, whatever the upstream did: remaining answer text, then [DONE]."""
         if self.done_sent:
             return
-        remainder = self._finish(truncated=True)
+        # No finish_reason (the upstream broke off) or "length": the reply was cut.
+        remainder = self._finish(truncated=self.finish_reason in (None, "length"))
         if remainder and self.template is not None:
             closing = {**self.template, "choices": [{"index": 0, "delta": {"content": remainder}, "logprobs": None, "finish_reason": None}]}
             closing.pop("usage", None)
@@ -152,7 +179,7 @@ class _InjectedRelay:
         await self.flush()
 
     def outcome(self) -> StreamOutcome:
-        result = self.result or self.extractor.finish(truncated=True)
+        result = self.result or self.extractor.finish(truncated=self.finish_reason in (None, "length"))
         return StreamOutcome(result.answer, result.supporting, result.unscored_reason)
 
 
@@ -162,11 +189,21 @@ async def relay_injected(
     out = await _open(request, upstream)
     relay = _InjectedRelay(out, record, forward_usage)
     decoder = SSEDecoder()
+    last_write = now()
     try:
         try:
             async for chunk in upstream.content.iter_any():
                 for payload in decoder.feed(chunk):
                     await relay.on_payload(payload)
+                comments = take_comments(decoder)
+                if comments:
+                    relay.pending.append(comments)
+                if not relay.pending and now() - last_write > KEEPALIVE_AFTER_S:
+                    # The model is writing its supporting content, which the app never sees: without this the
+                    # app's connection would be silent for as long as that takes (direct, it would get chunks).
+                    relay.pending.append(KEEPALIVE)
+                if relay.pending:
+                    last_write = now()
                 await relay.flush()
             for payload in decoder.close():
                 await relay.on_payload(payload)
@@ -199,6 +236,7 @@ async def relay_observed(request: web.Request, upstream: aiohttp.ClientResponse,
                 await out.write(chunk)
                 for payload in decoder.feed(chunk):
                     _collect(payload, parts, record)
+                decoder.comments.clear()  # forwarded already, with the bytes
         except _UPSTREAM_BROKE as error:
             record.outcome, record.error_type = "upstream_error", type(error).__name__
         record.upstream_done_at = now()
@@ -227,8 +265,8 @@ def _collect(payload: bytes, parts: list[str], record: ExchangeRecord) -> None:
         if not isinstance(choice, dict) or choice.get("index", 0) != 0:
             continue
         delta = choice.get("delta")
-        content = delta.get("content") if isinstance(delta, dict) else None
-        if isinstance(content, str) and content:
+        content = _content_text(delta.get("content")) if isinstance(delta, dict) else None
+        if content:
             if record.first_token_at is None:
                 record.first_token_at = now()
             parts.append(content)

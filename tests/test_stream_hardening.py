@@ -1,0 +1,145 @@
+"""Issue 13 #2 and #11 over real HTTP with the openai SDK: injected streams whose upstream sends content after a
+finish_reason chunk (some servers put finish_reason on every chunk), and Azure's prompt_filter_results event
+(`choices: []`, first in the stream), which must reach the app."""
+
+from __future__ import annotations
+
+import json
+
+from conftest import ANSWER, SUPPORTING, explicit, fixed, json_content, rag_messages
+
+MODEL = "gpt-4o-mini"
+
+
+def _events(raw: bytes) -> list[bytes]:
+    return [line[6:] for line in raw.split(b"\n") if line.startswith(b"data: ")]
+
+
+def finish_on_every_chunk(raw: bytes) -> bytes:
+    out = []
+    for payload in _events(raw):
+        if payload == b"[DONE]":
+            out.append(payload)
+            continue
+        event = json.loads(payload)
+        for choice in event.get("choices", []):
+            choice["finish_reason"] = "stop"
+        out.append(json.dumps(event).encode())
+    return b"".join(b"data: " + p + b"\n\n" for p in out)
+
+
+def azure_filter_first(raw: bytes) -> bytes:
+    prompt_filter = {"choices": [], "created": 0, "id": "", "model": "", "object": "",
+                     "prompt_filter_results": [{"prompt_index": 0, "content_filter_results": {"hate": {"filtered": False, "severity": "safe"}}}]}
+    return b"data: " + json.dumps(prompt_filter).encode() + b"\n\n" + raw
+
+
+async def test_content_after_a_finish_reason_chunk_is_still_the_answer(start_proxy) -> None:
+    proxy = await start_proxy(fixed(json_content()))
+    proxy.upstream.transform = finish_on_every_chunk
+    text = ""
+    async for chunk in await proxy.client.chat.completions.create(model=MODEL, messages=rag_messages(), extra_body=explicit(), stream=True):
+        for choice in chunk.choices:
+            text += choice.delta.content or ""
+    assert text == ANSWER
+    interaction, _ = await proxy.collector.assessment()
+    assert (interaction.answer, interaction.supporting, interaction.unscored_reason) == (ANSWER, SUPPORTING, None)
+
+
+async def test_azure_prompt_filter_results_reach_the_app(start_proxy) -> None:
+    proxy = await start_proxy(fixed(json_content()))
+    proxy.upstream.transform = azure_filter_first
+    raw = await proxy.client.chat.completions.with_raw_response.create(model=MODEL, messages=rag_messages(), extra_body=explicit(), stream=True)
+    filters, text = [], ""
+    async for chunk in raw.parse():
+        extra = chunk.model_extra or {}
+        if "prompt_filter_results" in extra:
+            filters.append(extra["prompt_filter_results"])
+        for choice in chunk.choices:
+            text += choice.delta.content or ""
+    assert filters and filters[0][0]["content_filter_results"]["hate"]["filtered"] is False
+    assert text == ANSWER
+
+
+def content_parts_and_a_second_choice(raw: bytes) -> bytes:
+    """Every content delta as a list of content parts, and an event for a choice with index 1 after each one."""
+    out = []
+    for payload in _events(raw):
+        if payload == b"[DONE]":
+            out.append(payload)
+            continue
+        event = json.loads(payload)
+        stray = None
+        for choice in event.get("choices", []):
+            content = choice.get("delta", {}).get("content")
+            if isinstance(content, str):
+                choice["delta"]["content"] = [{"type": "text", "text": content}]
+                stray = {**event, "choices": [{"index": 1, "delta": {"content": "OTHER CHOICE "}, "finish_reason": None}]}
+        out.append(json.dumps(event).encode())
+        if stray is not None:
+            out.append(json.dumps(stray).encode())
+    return b"".join(b"data: " + p + b"\n\n" for p in out)
+
+
+async def test_content_parts_and_other_choices_do_not_garble_choice_0(start_proxy) -> None:
+    proxy = await start_proxy(fixed(json_content()))
+    proxy.upstream.transform = content_parts_and_a_second_choice
+    by_index: dict[int, str] = {}
+    async for chunk in await proxy.client.chat.completions.create(model=MODEL, messages=rag_messages(), extra_body=explicit(), stream=True):
+        for choice in chunk.choices:
+            content = choice.delta.content
+            by_index[choice.index] = by_index.get(choice.index, "") + (content if isinstance(content, str) else "")
+    assert by_index[0] == ANSWER
+    assert by_index[1].startswith("OTHER CHOICE")  # the other choice's events reach the app as sent
+    interaction, _ = await proxy.collector.assessment()
+    assert (interaction.answer, interaction.supporting) == (ANSWER, SUPPORTING)
+
+
+async def _gaps_and_comments(proxy, timeout: float = 20.0) -> tuple[list[float], bytes]:  # type: ignore[no-untyped-def]
+    """Read the app's raw stream through ragtap; the gaps between arrivals, and the raw bytes."""
+    import time
+
+    import aiohttp
+
+    body = {"model": MODEL, "messages": rag_messages(), "stream": True, **explicit()}
+    gaps, raw, last = [], b"", time.monotonic()
+    async with aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=timeout)) as session:
+        async with session.post(proxy.server.base_url + "/chat/completions", json=body) as response:
+            async for chunk in response.content.iter_any():
+                now = time.monotonic()
+                gaps.append(now - last)
+                last, raw = now, raw + chunk
+    return gaps, raw
+
+
+async def test_keep_alives_flow_while_the_model_writes_its_supporting_content(start_proxy) -> None:
+    """Issue 13 #5: support first, written slowly: the app saw nothing for seconds (its read timeout fired)."""
+    from ragtap.testing.upstream import ScriptedReply
+
+    content = json.dumps({"supporting_content": "the manual says " * 20, "answer": ANSWER})
+    # the SSE bytes written 300 at a time, 0.2 s apart (about 4 s in all)
+    proxy = await start_proxy(fixed(ScriptedReply(content=content, piece_chars=20, cuts=range(300, 30_000, 300), chunk_delay_s=0.2)))
+    gaps, raw = await _gaps_and_comments(proxy)
+    assert b": ragtap keep-alive" in raw
+    assert max(gaps[1:]) < 1.6  # keep-alives after 1 s of silence; the upstream itself writes every 0.2 s
+    text = "".join(json.loads(p)["choices"][0]["delta"].get("content") or "" for p in _events(raw) if p != b"[DONE]" and json.loads(p)["choices"])
+    assert text == ANSWER
+
+
+async def test_upstream_comments_are_forwarded(start_proxy) -> None:
+    proxy = await start_proxy(fixed(json_content()))
+    proxy.upstream.transform = lambda raw: b": PROCESSING\n\n" + raw
+    _, raw = await _gaps_and_comments(proxy)
+    assert b": PROCESSING" in raw
+
+
+def test_an_sse_line_without_a_newline_is_bounded() -> None:
+    """Issue 13 #9 (SSE part): an upstream that never ends a line cannot grow ragtap's memory."""
+    import pytest
+
+    from ragtap.proxy.sse import SSEDecoder, SSELineTooLong
+
+    decoder = SSEDecoder(max_line=1000)
+    decoder.feed(b"data: " + b"x" * 900)
+    with pytest.raises(SSELineTooLong):
+        decoder.feed(b"x" * 200)
