@@ -150,3 +150,29 @@ def test_version(capsys: pytest.CaptureFixture[str]) -> None:
     with pytest.raises(SystemExit) as stop:
         main(["--version"])
     assert stop.value.code == 0 and capsys.readouterr().out.strip() == f"ragtap {__version__}"
+
+
+def test_out_into_a_missing_folder_is_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    source = tmp_path / "one.jsonl"
+    source.write_text(thesis_lines()[0] + "\n", encoding="utf-8")
+    assert main(["score", str(source), "--out", str(tmp_path / "missing" / "out.jsonl"), "--quiet"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.startswith("ragtap: cannot write") and "No such file or directory" in err and "Traceback" not in err
+
+
+def test_batch_zero_is_a_usage_error(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as stop:
+        main(["score", str(tmp_path / "x.jsonl"), "--batch", "0"])
+    assert stop.value.code == 2 and "must be at least 1" in capsys.readouterr().err
+
+
+def test_serve_on_a_port_in_use_is_one_line(capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    import socket
+
+    with socket.socket() as taken:  # (the module's fixture selects the session's embedder by name)
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        assert main(["serve", "--host", "127.0.0.1", "--port", str(port), "--upstream", "http://127.0.0.1:9/v1"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()[-1]
+    assert err.startswith(f"ragtap: cannot listen on 127.0.0.1:{port}") and "in use" in err

@@ -15,17 +15,21 @@ def _events(raw: bytes) -> list[bytes]:
     return [line[6:] for line in raw.split(b"\n") if line.startswith(b"data: ")]
 
 
-def finish_on_every_chunk(raw: bytes) -> bytes:
+def rewrite_events(raw: bytes, rewrite) -> bytes:  # type: ignore[no-untyped-def]
+    """The SSE stream with each JSON event replaced by the events `rewrite(event)` returns; [DONE] kept."""
     out = []
     for payload in _events(raw):
-        if payload == b"[DONE]":
-            out.append(payload)
-            continue
-        event = json.loads(payload)
+        out.extend([payload] if payload == b"[DONE]" else [json.dumps(e).encode() for e in rewrite(json.loads(payload))])
+    return b"".join(b"data: " + p + b"\n\n" for p in out)
+
+
+def finish_on_every_chunk(raw: bytes) -> bytes:
+    def rewrite(event: dict) -> list[dict]:
         for choice in event.get("choices", []):
             choice["finish_reason"] = "stop"
-        out.append(json.dumps(event).encode())
-    return b"".join(b"data: " + p + b"\n\n" for p in out)
+        return [event]
+
+    return rewrite_events(raw, rewrite)
 
 
 def azure_filter_first(raw: bytes) -> bytes:
@@ -63,22 +67,15 @@ async def test_azure_prompt_filter_results_reach_the_app(start_proxy) -> None:
 
 def content_parts_and_a_second_choice(raw: bytes) -> bytes:
     """Every content delta as a list of content parts, and an event for a choice with index 1 after each one."""
-    out = []
-    for payload in _events(raw):
-        if payload == b"[DONE]":
-            out.append(payload)
-            continue
-        event = json.loads(payload)
-        stray = None
+    def rewrite(event: dict) -> list[dict]:
         for choice in event.get("choices", []):
             content = choice.get("delta", {}).get("content")
             if isinstance(content, str):
                 choice["delta"]["content"] = [{"type": "text", "text": content}]
-                stray = {**event, "choices": [{"index": 1, "delta": {"content": "OTHER CHOICE "}, "finish_reason": None}]}
-        out.append(json.dumps(event).encode())
-        if stray is not None:
-            out.append(json.dumps(stray).encode())
-    return b"".join(b"data: " + p + b"\n\n" for p in out)
+                return [event, {**event, "choices": [{"index": 1, "delta": {"content": "OTHER CHOICE "}, "finish_reason": None}]}]
+        return [event]
+
+    return rewrite_events(raw, rewrite)
 
 
 async def test_content_parts_and_other_choices_do_not_garble_choice_0(start_proxy) -> None:

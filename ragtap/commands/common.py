@@ -12,6 +12,27 @@ class CommandError(Exception):
     """A mistake of the user's (missing file, bad option): printed as `ragtap: <message>`, exit code 2."""
 
 
+def positive_int(text: str) -> int:
+    """argparse type for counts: `--batch 0` is a usage error, not a command that loops forever or divides by 0."""
+    import argparse
+
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
+    return value
+
+
+def output_file(name: str):  # type: ignore[no-untyped-def]
+    """Open `--out` for writing, or CommandError naming the problem (a missing folder, no permission)."""
+    try:
+        return open(name, "wb")  # noqa: SIM115 - the caller closes it
+    except OSError as error:
+        raise CommandError(f"cannot write {name}: {error.strerror or error}") from None
+
+
 def read_interaction_file(name: str) -> list[Interaction]:
     """All interactions of a JSONL file; RecordError (naming file:line) for a malformed line."""
     path = Path(name)

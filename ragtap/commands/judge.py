@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 from typing import IO, Any
 
-from ragtap.commands.common import read_interaction_file
+from ragtap.commands.common import output_file, read_interaction_file
 from ragtap.config import load_config
 from ragtap.judge.settings import add_endpoint_arguments, with_arguments
 
@@ -65,7 +65,7 @@ def run(args: argparse.Namespace) -> int:
 
         embedder = build_embedder(config)
     cache = None if args.no_cache else JudgeCache(args.cache or default_cache_path(args))
-    out: IO[bytes] = open(args.out, "wb") if args.out else sys.stdout.buffer  # noqa: SIM115
+    out: IO[bytes] = output_file(args.out) if args.out else sys.stdout.buffer
     progress = None
     if not args.quiet:
         from tqdm import tqdm

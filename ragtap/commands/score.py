@@ -12,7 +12,7 @@ from typing import IO, TypeVar
 import numpy as np
 import orjson
 
-from ragtap.commands.common import read_interaction_file
+from ragtap.commands.common import output_file, positive_int, read_interaction_file
 from ragtap.config import load_config
 from ragtap.records import output_record
 from ragtap.types import METRICS, Interaction
@@ -25,7 +25,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("file", help="JSONL: question, documents (or retrieved), answer, supporting (optional), id")
     p.add_argument("--out", help="write one scored JSON line per interaction here (default: stdout)")
     p.add_argument("--config", help="config.toml (thresholds, embedder)")
-    p.add_argument("--batch", type=int, default=128, help="interactions per embedding batch (default 128)")
+    p.add_argument("--batch", type=positive_int, default=128, help="interactions per embedding batch (default 128)")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     p.set_defaults(func=run)
 
@@ -63,7 +63,7 @@ def run(args: argparse.Namespace) -> int:
     interactions: list[Interaction] = read_interaction_file(args.file)
     embedder = build_embedder(config, all_cores=True)  # offline: no request path to protect
     policy = build_policy(config)
-    out: IO[bytes] = open(args.out, "wb") if args.out else sys.stdout.buffer  # noqa: SIM115
+    out: IO[bytes] = output_file(args.out) if args.out else sys.stdout.buffer
     verdicts: Counter[str] = Counter()
     scores: dict[str, list[float]] = {m: [] for m in METRICS}
     poor = 0

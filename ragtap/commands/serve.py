@@ -9,6 +9,7 @@ import logging
 import signal
 import sys
 
+from ragtap.commands.common import CommandError
 from ragtap.config import ConfigError, load_config
 
 
@@ -29,7 +30,11 @@ async def _serve(config) -> None:  # type: ignore[no-untyped-def]
     for sig in (signal.SIGINT, signal.SIGTERM):
         loop.add_signal_handler(sig, stop.set)
     server = RagtapServer(config)
-    await server.start()
+    try:
+        await server.start()
+    except OSError as error:  # the port is taken, the host is not this machine's, ...
+        await server.stop()
+        raise CommandError(f"cannot listen on {config.server.host}:{config.server.port}: {error.strerror or error}") from None
     # Everything allocated so far (the model, the app) lives as long as the process: freeze it out of the
     # collector's view, so a full collection does not stall the event loop for tens of milliseconds.
     gc.collect()
