@@ -14,6 +14,7 @@ COMMANDS: dict[str, str] = {
     "experiment": "experiment",
     "calibrate": "calibrate",
     "judge": "judge",
+    "recognise": "recognise",
 }
 
 

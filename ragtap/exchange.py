@@ -34,6 +34,9 @@ class ExchangeRecord:
     session: str | None = None
     stream: bool = False
     rag_source: str | None = None  # the recognition rule that matched, None for non-RAG
+    # Why recognition decided as it did: the rule, the client setting that forbids injection, or why not RAG
+    # ("no_context", "no_question", ...); a closed set (ragtap.recognise.REASONS), safe as a metrics label.
+    recognition: str | None = None
     injected: bool = False
     trace_headers: dict[str, str] = field(default_factory=dict)
     upstream_host: str | None = None

@@ -4,4 +4,5 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/system-packages.sh
 scripts/setup.sh --test
+scripts/framework-envs.sh
 exec .venv/bin/python -m pytest "$@"

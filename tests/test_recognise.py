@@ -13,7 +13,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from ragtap.recognise import CustomPattern, Recognition, patterns_from_config, recognise
-from ragtap.recognise.patterns import split_documents
+from ragtap.recognise.text import split_documents
 from ragtap.types import Document
 
 from framework_templates import (
@@ -246,8 +246,8 @@ def test_explicit_wrong_shapes_are_stripped_and_ignored(field: object) -> None:
 
 
 def test_explicit_noop_objects() -> None:
-    assert recognise(chat(ragtap={})) == Recognition(None, False, True, "not_rag")
-    assert recognise(chat(ragtap={"enabled": True})) == Recognition(None, False, True, "not_rag")
+    assert recognise(chat(ragtap={})) == Recognition(None, False, True, "no_context")
+    assert recognise(chat(ragtap={"enabled": True})) == Recognition(None, False, True, "no_context")
 
 
 # ------------------------------------------------------------------------------------------------------------
@@ -370,7 +370,7 @@ def test_tool_content_parts_and_json_lists() -> None:
 @pytest.mark.parametrize("output", ["42", json.dumps({"temperature": 21, "unit": "C"}), "", "  ", "3.5e2",
                                     "Error: ValueError('boom')\n Please fix your mistakes.", [], None, 7])
 def test_tool_outputs_that_are_not_retrieval(output: object) -> None:
-    assert recognise(agent_body([output])) == Recognition(None, False, False, "not_rag")
+    assert recognise(agent_body([output])) == Recognition(None, False, False, "no_context")
 
 
 def test_tool_results_before_the_last_user_message_are_history() -> None:
@@ -496,7 +496,7 @@ def test_content_parts_use_the_text_parts() -> None:
     ],
 )
 def test_plain_chats_are_not_rag(content: str) -> None:
-    assert recognise(chat(content)) == Recognition(None, False, False, "not_rag")
+    assert recognise(chat(content)) == Recognition(None, False, False, "no_context")
 
 
 def test_template_in_an_earlier_turn_is_history() -> None:
@@ -510,11 +510,11 @@ def test_template_in_an_earlier_turn_is_history() -> None:
     [
         (None, "bad_body"), ([], "bad_body"), ("x", "bad_body"), (3, "bad_body"),
         ({}, "bad_messages"), ({"messages": "hi"}, "bad_messages"), ({"messages": {"role": "user"}}, "bad_messages"),
-        ({"messages": []}, "not_rag"), ({"messages": [1, None, "x", []]}, "not_rag"),
-        ({"messages": [{"role": "user", "content": 5}]}, "not_rag"),
-        ({"messages": [{"role": ["user"], "content": "x"}, {"role": {"a": 1}}]}, "not_rag"),
+        ({"messages": []}, "no_question"), ({"messages": [1, None, "x", []]}, "no_question"),
+        ({"messages": [{"role": "user", "content": 5}]}, "no_question"),
+        ({"messages": [{"role": ["user"], "content": "x"}, {"role": {"a": 1}}]}, "no_question"),
         ({"messages": [{"role": "user", "content": [1, {"type": "text", "text": 3}, {"type": "text"}]}]},
-         "not_rag"),
+         "no_question"),
         ({"messages": "hi", "ragtap": 1}, "bad_ragtap_field"),
     ],
 )
@@ -552,11 +552,15 @@ def test_split_documents() -> None:
 
 def test_every_template_passes_the_cheap_gate() -> None:
     """`may_hold_context` guards all the template rules: each rule's fixed words must pass it."""
-    from ragtap.recognise import patterns as p
+    from importlib import import_module
 
-    words = [*p._TEXT_QA_HEADERS, *p._CONTEXT_CHAT_HEADERS, *p._CONTEXT_THEN_QUESTION_INTROS, p._STUFF_CHAT_INTRO,
-             p._RETRIEVED_CONTEXT_INTRO, "Context:", "<context>", "<documents>"]
-    assert all(p.may_hold_context(w) for w in words)
+    lc_cq, lc_sys, li_chat, li_qa = (import_module(f"ragtap.recognise.rules.{name}") for name in (
+        "langchain_context_then_question", "langchain_system", "llamaindex_context_chat", "llamaindex_text_qa"))
+    from ragtap.recognise.text import may_hold_context
+
+    words = [*li_qa._TEXT_QA_HEADERS, *li_chat._CONTEXT_CHAT_HEADERS, *lc_cq._CONTEXT_THEN_QUESTION_INTROS,
+             lc_sys._STUFF_CHAT_INTRO, lc_sys._RETRIEVED_CONTEXT_INTRO, "Context:", "<context>", "<documents>"]
+    assert all(may_hold_context(w) for w in words)
 
 
 # ------------------------------------------------------------------------------------------------------------

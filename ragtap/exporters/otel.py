@@ -234,6 +234,8 @@ class OtelExporter(Exporter):
         }
         if exchange.rag_source:
             attrs["ragtap.rag_source"] = exchange.rag_source
+        if exchange.recognition:
+            attrs["ragtap.recognition"] = exchange.recognition
         if exchange.response_model:
             attrs[GEN_AI_RESPONSE_MODEL] = exchange.response_model
         if exchange.response_id:

@@ -36,6 +36,7 @@ from ragtap.exchange import ExchangeRecord
 from ragtap.exporters.base import Exporter
 from ragtap.exporters.semconv import SCORE_BUCKETS
 from ragtap.exporters.settings import PrometheusSettings
+from ragtap.recognise import REASONS
 from ragtap.types import METRICS, Assessment, Interaction, Verdict
 
 if TYPE_CHECKING:  # aiohttp is only needed by the HTTP helpers
@@ -133,6 +134,10 @@ class PrometheusExporter(Exporter):
             "ragtap_chat_requests_total",
             "Chat requests by recognition result (kind=rag|not_rag) and whether the supporting-content instruction "
             "was injected.", ["kind", "injected"], registry=r)
+        self.recognition = Counter(
+            "ragtap_recognition_total",
+            "Chat requests by recognition reason: the rule that matched, the client setting that forbids injection, "
+            "or why the request is not RAG (no_context, no_question, ...).", ["reason"], registry=r)
         self.passthrough = Counter(
             "ragtap_passthrough_requests_total", "Non-chat /v1/* requests forwarded untouched, by route.",
             ["route"], registry=r)
@@ -240,6 +245,8 @@ class PrometheusExporter(Exporter):
         self.requests.labels(route, model, _status_label(exchange.status)).inc()
         kind = "rag" if exchange.rag_source else "not_rag"
         self.chat_requests.labels(kind, "true" if exchange.injected else "false").inc()
+        if exchange.recognition is not None:
+            self.recognition.labels(exchange.recognition if exchange.recognition in REASONS else OTHER).inc()
         outcome = exchange.outcome if exchange.outcome in OUTCOMES else OTHER
         self.exchanges.labels(outcome, model).inc()
         upstream = exchange.upstream_seconds

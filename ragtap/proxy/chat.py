@@ -88,6 +88,7 @@ async def handle_chat(request: web.Request) -> web.StreamResponse:
         # A `ragtap` field but no message list to add the instruction to: the upstream judges the request itself.
         context = None
     record.rag_source = context.source if context is not None else None
+    record.recognition = recognition.reason if recognition is not None else "bad_body"
     state.exporter.exchange_started(record)
     try:
         if body is None or recognition is None or (context is None and not recognition.strip_ragtap_field):

@@ -5,6 +5,6 @@ Pure functions, no I/O: `recognise(body, patterns)` is called by the proxy on ev
 """
 
 from ragtap.recognise.custom import CustomPattern, patterns_from_config
-from ragtap.recognise.recogniser import Recognition, recognise
+from ragtap.recognise.recogniser import REASONS, Recognition, recognise
 
-__all__ = ["CustomPattern", "Recognition", "patterns_from_config", "recognise"]
+__all__ = ["REASONS", "CustomPattern", "Recognition", "patterns_from_config", "recognise"]

@@ -24,7 +24,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from ragtap.recognise.patterns import make_context, split_documents
+from ragtap.recognise.text import make_context, split_documents
 from ragtap.types import RagContext
 
 

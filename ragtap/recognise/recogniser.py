@@ -40,11 +40,12 @@ Decisions:
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from ragtap.recognise import patterns as rules
+from ragtap.recognise import text as rules_text
+from ragtap.recognise.rules import RULE_NAMES, RULES, Rule
 from ragtap.recognise.custom import CustomPattern
 from ragtap.types import Document, RagContext
 
@@ -58,6 +59,15 @@ class Recognition:
     strip_ragtap_field: bool  # the body had a top-level "ragtap" key that must be removed before forwarding
     reason: str  # short snake_case why (see the module docstring)
 
+
+# Every value `Recognition.reason` can take: the rule labels, the client settings that forbid injection and the
+# reasons a request is not RAG.  Closed, so it is safe as a Prometheus label (tests check recognise() stays in it).
+CLIENT_REASONS = frozenset({"client_response_format", "client_tools", "n_gt_1"})
+NOT_RAG_REASONS = frozenset({
+    "no_context", "no_question", "disabled", "explicit_empty", "bad_ragtap_field", "bad_body", "bad_messages",
+    "internal_error",
+})
+REASONS: frozenset[str] = RULE_NAMES | {"explicit", "custom_pattern"} | CLIENT_REASONS | NOT_RAG_REASONS
 
 _SYSTEM_ROLES = frozenset({"system", "developer"})  # "developer" is the o1-era name of the system role
 _TOOL_ROLES = frozenset({"tool", "function"})  # "function" is the legacy (functions API) tool result role
@@ -112,66 +122,94 @@ def _recognise(body: Any, patterns: Sequence[CustomPattern]) -> Recognition:
         if isinstance(message, dict) and message.get("role") == "user":
             last_user = i
             break
-    question = rules.message_text(messages[last_user].get("content")) if last_user >= 0 else ""
+    question = rules_text.message_text(messages[last_user].get("content")) if last_user >= 0 else ""
 
     if patterns:
         found = _match_custom(messages, last_user, question, patterns)
         if found is not None:
             return _found(body, found, strip, "custom_pattern")
 
-    # Templates in the last user message.
-    user_gate = bool(question) and rules.may_hold_context(question)
-    if user_gate:
-        found = (
-            rules.llamaindex_text_qa(question)
-            or rules.langchain_labelled(question)
-            or rules.langchain_context_then_question(question)
-        )
+    if question:
+        found = _match_rules(messages, last_user, question)
         if found is not None:
             return _found(body, found, strip, found.source)
-
-    # Templates in system messages; the question is the last user message.
-    systems = (
-        [
-            text
-            for m in messages
-            if isinstance(m, dict)
-            and isinstance(role := m.get("role"), str)
-            and role in _SYSTEM_ROLES
-            and rules.may_hold_context(text := rules.message_text(m.get("content")))
-        ]
-        if question
-        else []
-    )
-    for system in systems:
-        found = rules.llamaindex_context_chat(system, question) or rules.langchain_system(system, question)
-        if found is not None:
-            return _found(body, found, strip, found.source)
-
-    # XML blocks: in the last user message (question = the text around them), then in system messages.
-    if user_gate and rules.has_xml_block(question):
-        found = rules.xml_blocks(question)
-        if found is not None:
-            return _found(body, found, strip, "xml")
-    for system in systems:
-        if rules.has_xml_block(system):
-            found = rules.xml_blocks(system, question)
-            if found is not None:
-                return _found(body, found, strip, "xml")
-
-    # Tool results after the last user message.
-    if question and last_user < len(messages) - 1:
-        tool_contents = [
-            m.get("content")
-            for m in messages[last_user + 1 :]
-            if isinstance(m, dict) and isinstance(role := m.get("role"), str) and role in _TOOL_ROLES
-        ]
-        if tool_contents:
-            found = rules.tool_results(question, tool_contents)
-            if found is not None:
-                return _found(body, found, strip, "tool")
-
+    if fallback == "not_rag":
+        fallback = "no_context" if question else "no_question"
     return _not_rag(strip, fallback)
+
+
+def _match_rules(messages: list[Any], last_user: int, question: str) -> RagContext | None:
+    """Try the built-in rules in registry order (grouped into runs of one place, see `_stages`).  Each gate runs
+    at most once per text, and a run is skipped for a text when none of its rules' first gates passes: a plain
+    chat costs a handful of substring scans, not one per rule."""
+    systems: list[str] | None = None
+    passed: dict[int, dict[Callable[[str], bool], bool]] = {}  # text slot (-1: the user message) -> gate results
+    for place, stage, firsts in _STAGES:
+        if place == "tools":
+            if last_user < len(messages) - 1:
+                contents = [
+                    m.get("content")
+                    for m in messages[last_user + 1 :]
+                    if isinstance(m, dict) and isinstance(role := m.get("role"), str) and role in _TOOL_ROLES
+                ]
+                for rule in stage:
+                    if contents and (found := rule.match(contents, question)) is not None:
+                        return found
+            continue
+        if place == "user":
+            texts: Sequence[str] = (question,)
+        else:
+            if systems is None:
+                systems = [
+                    rules_text.message_text(m.get("content"))
+                    for m in messages
+                    if isinstance(m, dict) and isinstance(role := m.get("role"), str) and role in _SYSTEM_ROLES
+                ]
+            texts = systems
+        for index, text in enumerate(texts):
+            slot = index if place == "system" else -1
+            results = passed.setdefault(slot, {})  # gate -> result, for this text
+            # Plain loops, no any()/all() generators: this runs on every chat request.
+            for gate in firsts:
+                ok = results.get(gate)
+                if ok is None:
+                    ok = results[gate] = gate(text)
+                if ok:
+                    break
+            else:
+                continue
+            for rule in stage:
+                for gate in rule.gates:
+                    ok = results.get(gate)
+                    if ok is None:
+                        ok = results[gate] = gate(text)
+                    if not ok:
+                        break
+                else:
+                    found = rule.match(text, question)
+                    if found is not None:
+                        return found
+    return None
+
+
+Stage = tuple[str, tuple[Rule, ...], tuple[Callable[[str], bool], ...]]
+
+
+def _stages(rules: tuple[Rule, ...]) -> tuple[Stage, ...]:
+    """Consecutive rules of one place, in registry order (a run of system rules is tried per system message),
+    with the distinct first gates of the run's rules."""
+    runs: list[tuple[str, list[Rule]]] = []
+    for rule in rules:
+        if runs and runs[-1][0] == rule.place:
+            runs[-1][1].append(rule)
+        else:
+            runs.append((rule.place, [rule]))
+    return tuple(
+        (place, tuple(run), tuple(dict.fromkeys(rule.gates[0] for rule in run if rule.gates))) for place, run in runs
+    )
+
+
+_STAGES = _stages(RULES)
 
 
 def _found(body: dict[str, Any], context: RagContext, strip: bool, reason: str) -> Recognition:
@@ -223,7 +261,7 @@ def _explicit(field: Any) -> tuple[str, RagContext | None]:
                 return "bad", None
             doc_id = str(doc_id) or None
         docs.append(Document(text=text, id=doc_id))
-    context = rules.make_context(question, docs, "explicit")
+    context = rules_text.make_context(question, docs, "explicit")
     return ("ok", context) if context is not None else ("empty", None)
 
 
@@ -237,7 +275,7 @@ def _match_custom(
             continue
         if role not in wanted or (role == "user" and i != last_user):
             continue
-        texts.append((role, question if i == last_user else rules.message_text(message.get("content"))))
+        texts.append((role, question if i == last_user else rules_text.message_text(message.get("content"))))
     if not texts:
         return None
     for pattern in patterns:

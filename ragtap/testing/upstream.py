@@ -42,6 +42,9 @@ class ScriptedReply:
     model: str | None = None  # defaults to the request's model
     prompt_tokens: int = 100
     completion_tokens: int | None = None  # defaults to a word count of content
+    # OpenAI `tool_calls` ({"id", "type": "function", "function": {"name", "arguments"}}): the reply asks the app
+    # to call tools (content null, finish_reason "tool_calls"), as an agent's first turn does.
+    tool_calls: Sequence[dict[str, Any]] | None = None
 
 
 Script = Callable[[dict[str, Any]], ScriptedReply]
@@ -142,6 +145,18 @@ class ScriptedUpstream:
         model = reply.model or body.get("model", "scripted-model")
         completion_tokens = reply.completion_tokens if reply.completion_tokens is not None else len(reply.content.split())
         usage = {"prompt_tokens": reply.prompt_tokens, "completion_tokens": completion_tokens, "total_tokens": reply.prompt_tokens + completion_tokens}
+        if reply.tool_calls and not body.get("stream"):
+            message: dict[str, Any] = {"role": "assistant", "content": None, "refusal": None, "tool_calls": list(reply.tool_calls)}
+            payload = {
+                "id": completion_id, "object": "chat.completion", "created": int(time.time()), "model": model,
+                "system_fingerprint": "fp_scripted",
+                "choices": [{"index": 0, "message": message, "logprobs": None, "finish_reason": "tool_calls"}],
+                "usage": usage,
+            }
+            return web.json_response(payload, headers=reply.headers)
+        if reply.tool_calls:
+            events = tool_call_events(completion_id, model, reply.tool_calls)
+            return await self._write_sse(request, b"".join(b"data: " + json.dumps(e).encode() + b"\n\n" for e in events) + b"data: [DONE]\n\n", reply)
         if not body.get("stream"):
             payload = {
                 "id": completion_id,
@@ -171,6 +186,16 @@ class ScriptedUpstream:
                 await asyncio.sleep(reply.chunk_delay_s)
         await response.write_eof()
         return response
+
+
+def tool_call_events(completion_id: str, model: str, tool_calls: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The chunks of a streamed reply that only calls tools: one delta with every call (indexed), then the finish."""
+    base = {"id": completion_id, "object": "chat.completion.chunk", "created": int(time.time()), "model": model, "system_fingerprint": "fp_scripted"}
+    calls = [{"index": i, **call} for i, call in enumerate(tool_calls)]
+    return [
+        {**base, "choices": [{"index": 0, "delta": {"role": "assistant", "content": None, "tool_calls": calls}, "logprobs": None, "finish_reason": None}]},
+        {**base, "choices": [{"index": 0, "delta": {}, "logprobs": None, "finish_reason": "tool_calls"}]},
+    ]
 
 
 def sse_events(completion_id: str, model: str, content: str, finish_reason: str, usage: dict[str, int] | None, piece_chars: int = 4) -> list[dict[str, Any]]:
