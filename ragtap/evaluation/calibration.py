@@ -315,7 +315,31 @@ def calibrate(
     if test.size and (y[test].all() or not y[test].any()):
         result.notes.append("the held-out part has one class only: held-out AUCs are undefined; use more data or a larger --holdout")
     cut_kind = "recall" if objective == "recall" else objective
+    split = _Split(data, y, train, test, cut_kind, target_recall)
+    present = _calibrate_each_metric(result, split)
+    if all(m in result.single for m in PRIMARY_METRICS):
+        _calibrate_primary_rules(result, split, objective)
+    if present:
+        _calibrate_logistic(result, split, tuple(present))
+    result.thresholds = _chosen_thresholds(result)
+    return result
 
+
+@dataclass(frozen=True)
+class _Split:
+    """The labelled scores, split into training and held-out rows, and how a cut is chosen."""
+
+    data: LabelledScores
+    y: np.ndarray
+    train: np.ndarray
+    test: np.ndarray
+    cut_kind: str
+    target_recall: float | None
+
+
+def _calibrate_each_metric(result: CalibrationResult, split: _Split) -> list[str]:
+    """One threshold per metric on the training rows that have it, checked on the held-out rows."""
+    data, y, train, test = split.data, split.y, split.train, split.test
     present = []
     for metric in METRICS:
         tr_pos, tr_values = _values(data.scores, train, metric)
@@ -327,81 +351,90 @@ def calibrate(
             result.notes.append(f"{metric}: the training rows that have it are all one class; not calibrated")
             continue
         present.append(metric)
-        cut = stats.best_cut(ytr, tr_values, cut_kind, target_recall=target_recall)
+        cut = stats.best_cut(ytr, tr_values, split.cut_kind, target_recall=split.target_recall)
         te_pos, te_values = _values(data.scores, test, metric)
         yte = y[test][te_pos]
         test_conf = stats.confusion_below(yte, te_values, cut.threshold) if te_values.size else None
         result.single[metric] = Evaluation(
             metric, {metric: cut.threshold}, cut.confusion, test_conf, stats.auc(ytr, -tr_values), _auc_or_none(yte, -te_values) if te_values.size else None, int(ytr.size), int(yte.size)
         )
+    return present
 
-    # rules over the primary metrics
-    primary = [m for m in PRIMARY_METRICS if m in result.single]
-    if len(primary) == len(PRIMARY_METRICS):
-        def matrix(idx: np.ndarray, metrics: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
-            keep = np.array([all(data.scores[i].get(m) is not None for m in metrics) for i in idx], dtype=bool)
-            rows = idx[keep]
-            return rows, np.array([[data.scores[i][m] for m in metrics] for i in rows], dtype=np.float64).reshape(len(rows), len(metrics))
 
-        rows_tr, m_tr = matrix(train, primary)
-        rows_te, m_te = matrix(test, primary)
-        ytr, yte = y[rows_tr], y[rows_te]
-        if m_tr.size and ytr.any() and not ytr.all():
-            start = np.array([result.single[m].thresholds[m] for m in primary])
-            fitted = _fit_or_rule(ytr, m_tr, start, objective, target_recall)
-            flag_tr = np.any(m_tr < fitted, axis=1)
-            flag_te = np.any(m_te < fitted, axis=1) if m_te.size else np.zeros(0, dtype=bool)
-            # the rule's ranking for AUC: the smallest margin below a threshold
-            risk_tr = np.max(fitted - m_tr, axis=1)
-            risk_te = np.max(fitted - m_te, axis=1) if m_te.size else np.zeros(0)
-            result.rules["primary (per-metric thresholds)"] = Evaluation(
-                "primary (per-metric thresholds)",
-                {m: float(t) for m, t in zip(primary, fitted)},
-                stats.confusion(ytr, flag_tr),
-                stats.confusion(yte, flag_te) if m_te.size else None,
-                stats.auc(ytr, risk_tr),
-                _auc_or_none(yte, risk_te) if m_te.size else None,
-                int(ytr.size),
-                int(yte.size),
-            )
-            lo_tr, lo_te = m_tr.min(axis=1), (m_te.min(axis=1) if m_te.size else np.zeros(0))
-            cut = stats.best_cut(ytr, lo_tr, cut_kind, target_recall=target_recall)
-            result.rules["primary (one threshold, thesis)"] = Evaluation(
-                "primary (one threshold, thesis)",
-                {"min(sdq,sdrd,sda)": cut.threshold},
-                cut.confusion,
-                stats.confusion_below(yte, lo_te, cut.threshold) if lo_te.size else None,
-                stats.auc(ytr, -lo_tr),
-                _auc_or_none(yte, -lo_te) if lo_te.size else None,
-                int(ytr.size),
-                int(yte.size),
-            )
+def _calibrate_primary_rules(result: CalibrationResult, split: _Split, objective: str) -> None:
+    """The thesis's rule over the primary metrics: per-metric thresholds fitted jointly, and one shared threshold."""
+    data, y, cut_kind, target_recall = split.data, split.y, split.cut_kind, split.target_recall
+    primary = list(PRIMARY_METRICS)
 
-    # logistic regression over every calibrated metric
-    if present:
-        features = tuple(present)
-        x = np.array([[np.nan if s.get(m) is None else s[m] for m in features] for s in data.scores], dtype=np.float64)
-        model = stats.fit_logistic(x[train], y[train], features)
-        p_tr, p_te = model.probability(x[train]), model.probability(x[test])
-        cut = stats.best_cut(y[train], -p_tr, cut_kind, target_recall=target_recall)  # flag when -p < -c, i.e. p > c
-        c = -cut.threshold
-        result.logistic = Evaluation(
-            "logistic regression",
-            {"p_poor": c},
-            cut.confusion,
-            stats.confusion(y[test], p_te > c) if test.size else None,
-            stats.auc(y[train], p_tr),
-            _auc_or_none(y[test], p_te) if test.size else None,
-            int(train.size),
-            int(test.size),
-        )
-        result.logistic_model = model
-        if len(features) == 1:
-            result.notes.append(f"logistic regression has one feature ({features[0]}): it ranks exactly as that metric does")
-        imputed = int(np.isnan(x).sum())
-        if imputed:
-            result.notes.append(f"logistic regression: {imputed} missing feature values imputed with the training mean")
+    def matrix(idx: np.ndarray, metrics: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
+        keep = np.array([all(data.scores[i].get(m) is not None for m in metrics) for i in idx], dtype=bool)
+        rows = idx[keep]
+        return rows, np.array([[data.scores[i][m] for m in metrics] for i in rows], dtype=np.float64).reshape(len(rows), len(metrics))
 
+    rows_tr, m_tr = matrix(split.train, primary)
+    rows_te, m_te = matrix(split.test, primary)
+    ytr, yte = y[rows_tr], y[rows_te]
+    if not (m_tr.size and ytr.any() and not ytr.all()):
+        return
+    start = np.array([result.single[m].thresholds[m] for m in primary])
+    fitted = _fit_or_rule(ytr, m_tr, start, objective, target_recall)
+    flag_tr = np.any(m_tr < fitted, axis=1)
+    flag_te = np.any(m_te < fitted, axis=1) if m_te.size else np.zeros(0, dtype=bool)
+    # the rule's ranking for AUC: the smallest margin below a threshold
+    risk_tr = np.max(fitted - m_tr, axis=1)
+    risk_te = np.max(fitted - m_te, axis=1) if m_te.size else np.zeros(0)
+    result.rules["primary (per-metric thresholds)"] = Evaluation(
+        "primary (per-metric thresholds)",
+        {m: float(t) for m, t in zip(primary, fitted)},
+        stats.confusion(ytr, flag_tr),
+        stats.confusion(yte, flag_te) if m_te.size else None,
+        stats.auc(ytr, risk_tr),
+        _auc_or_none(yte, risk_te) if m_te.size else None,
+        int(ytr.size),
+        int(yte.size),
+    )
+    lo_tr, lo_te = m_tr.min(axis=1), (m_te.min(axis=1) if m_te.size else np.zeros(0))
+    cut = stats.best_cut(ytr, lo_tr, cut_kind, target_recall=target_recall)
+    result.rules["primary (one threshold, thesis)"] = Evaluation(
+        "primary (one threshold, thesis)",
+        {"min(sdq,sdrd,sda)": cut.threshold},
+        cut.confusion,
+        stats.confusion_below(yte, lo_te, cut.threshold) if lo_te.size else None,
+        stats.auc(ytr, -lo_tr),
+        _auc_or_none(yte, -lo_te) if lo_te.size else None,
+        int(ytr.size),
+        int(yte.size),
+    )
+
+
+def _calibrate_logistic(result: CalibrationResult, split: _Split, features: tuple[str, ...]) -> None:
+    """A logistic regression over every calibrated metric, for comparison with the threshold rules."""
+    data, y, train, test = split.data, split.y, split.train, split.test
+    x = np.array([[np.nan if s.get(m) is None else s[m] for m in features] for s in data.scores], dtype=np.float64)
+    model = stats.fit_logistic(x[train], y[train], features)
+    p_tr, p_te = model.probability(x[train]), model.probability(x[test])
+    cut = stats.best_cut(y[train], -p_tr, split.cut_kind, target_recall=split.target_recall)  # flag when -p < -c, i.e. p > c
+    c = -cut.threshold
+    result.logistic = Evaluation(
+        "logistic regression",
+        {"p_poor": c},
+        cut.confusion,
+        stats.confusion(y[test], p_te > c) if test.size else None,
+        stats.auc(y[train], p_tr),
+        _auc_or_none(y[test], p_te) if test.size else None,
+        int(train.size),
+        int(test.size),
+    )
+    result.logistic_model = model
+    if len(features) == 1:
+        result.notes.append(f"logistic regression has one feature ({features[0]}): it ranks exactly as that metric does")
+    imputed = int(np.isnan(x).sum())
+    if imputed:
+        result.notes.append(f"logistic regression: {imputed} missing feature values imputed with the training mean")
+
+
+def _chosen_thresholds(result: CalibrationResult) -> dict[str, float]:
+    """The primary rule's jointly fitted thresholds where there are some, else each metric's own."""
     thresholds: dict[str, float] = {}
     rule = result.rules.get("primary (per-metric thresholds)")
     for metric in METRICS:
@@ -409,8 +442,7 @@ def calibrate(
             thresholds[metric] = rule.thresholds[metric]
         elif metric in result.single:
             thresholds[metric] = result.single[metric].thresholds[metric]
-    result.thresholds = {m: round(float(t), 3) for m, t in thresholds.items()}
-    return result
+    return {m: round(float(t), 3) for m, t in thresholds.items()}
 
 
 # ------------------------------------------------------------------------------------------------ output
