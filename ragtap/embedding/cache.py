@@ -7,10 +7,10 @@ embedded before; caching by text skips the model for them.
 from __future__ import annotations
 
 import threading
-from collections import OrderedDict
 from collections.abc import Sequence
 
 import numpy as np
+from cachetools import LRUCache
 
 from ragtap.embedding.base import Embedder
 
@@ -34,7 +34,8 @@ class CachedEmbedder:
         self.max_entries = max_entries
         self.hits = 0
         self.misses = 0
-        self._entries: OrderedDict[str, np.ndarray] = OrderedDict()
+        # cachetools' LRU: a read refreshes an entry, an insert beyond max_entries evicts the least recent one.
+        self._entries: LRUCache[str, np.ndarray] | None = LRUCache(maxsize=max_entries) if max_entries else None
         self._lock = threading.Lock()
 
     @property
@@ -42,16 +43,15 @@ class CachedEmbedder:
         return self.inner.dim
 
     def __len__(self) -> int:
-        return len(self._entries)
+        return len(self._entries) if self._entries is not None else 0
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
         out = np.empty((len(texts), self.dim), dtype=np.float32)
         pending: dict[str, list[int]] = {}  # missed text -> the rows it fills, in first-seen order
         with self._lock:
             for row, text in enumerate(texts):
-                vector = self._entries.get(text)
+                vector = self._entries.get(text) if self._entries is not None else None
                 if vector is not None:
-                    self._entries.move_to_end(text)
                     out[row] = vector
                 elif text in pending:
                     pending[text].append(row)
@@ -66,9 +66,7 @@ class CachedEmbedder:
         with self._lock:
             for (text, rows), vector in zip(pending.items(), vectors, strict=True):
                 out[rows] = vector
-                # A copy, so the cache does not keep the inner embedder's whole batch array alive.
-                self._entries[text] = vector.copy()
-                self._entries.move_to_end(text)
-            while len(self._entries) > self.max_entries:
-                self._entries.popitem(last=False)
+                if self._entries is not None:
+                    # A copy, so the cache does not keep the inner embedder's whole batch array alive.
+                    self._entries[text] = vector.copy()
         return out
