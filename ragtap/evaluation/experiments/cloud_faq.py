@@ -13,6 +13,7 @@ Retrieval hit rate: for an aws question, a hit at k means its own FAQ answer is 
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -69,27 +70,7 @@ def run(options: common.RunOptions, embedder: Embedder, *, source_prefix: bool =
     corpus, sims, ids, position, index = retrieve(rows, chosen, embedder, options, source_prefix)
     k = max(1, min(options.top_k, index.size))
 
-    hits: dict[int, list[bool]] = {h: [] for h in HIT_KS}
-    ranks: list[int | None] = []
-    fields_list = []
-    for row, row_ids in zip(chosen, ids):
-        own = position.get(row.index)
-        rank = None
-        if own is not None:
-            found = np.nonzero(row_ids == own)[0]
-            rank = int(found[0]) + 1 if found.size else None
-            for h in HIT_KS:
-                hits[h].append(rank is not None and rank <= h)
-        ranks.append(rank)
-        fields_list.append(
-            {
-                "id": f"cloud-faq-{row.index}",
-                "label": row.source != CORPUS_SOURCE,
-                "source": row.source,
-                "faq_question": row.question,
-                "own_answer_rank": rank,
-            }
-        )
+    hits, ranks, fields_list = _own_answer_ranks(chosen, ids, position)
     documents = [[corpus[int(i)] for i in row_ids[:k] if i >= 0] for row_ids in ids]
     questions = [question_text(r, source_prefix) for r in chosen]
 
@@ -119,16 +100,7 @@ def run(options: common.RunOptions, embedder: Embedder, *, source_prefix: bool =
         class_names=("unanswerable (gcp/ibm)", "answerable (aws)"),
     )
     report.notes += notes
-    answerable = len(hits[1])
-    retrieval = {
-        "answerable_questions": answerable,
-        "corpus_size": index.size,
-        "top_k_sent": k,
-        "hit_rate": {str(h): (float(np.mean(hits[h])) if answerable else None) for h in HIT_KS},
-        "mrr_at_10": float(np.mean([1.0 / r if r is not None and r <= 10 else 0.0 for r, f in zip(ranks, fields_list) if not f["label"]])) if answerable else None,
-        "index_cache": str(index.path) if index.path else None,
-        "index_from_cache": index.from_cache,
-    }
+    retrieval = _retrieval_summary(hits, ranks, fields_list, index, k)
     data = report.as_dict()
     data.update(
         {
@@ -142,16 +114,6 @@ def run(options: common.RunOptions, embedder: Embedder, *, source_prefix: bool =
     )
     if options.generation is not None and not options.no_llm:
         data["generation"] = {"upstream": options.generation.upstream, "model": options.generation.model, **generation_counts}
-    hit_md = [
-        "## Retrieval (aws questions: is the question's own FAQ answer in the top k?)",
-        "",
-        "| k | " + " | ".join(str(h) for h in HIT_KS) + " |",
-        "|---|" + "---|" * len(HIT_KS),
-        "| hit rate | " + " | ".join(common_fmt(retrieval["hit_rate"][str(h)]) for h in HIT_KS) + " |",
-        "",
-        f"MRR@10 {common_fmt(retrieval['mrr_at_10'])} over {answerable} aws questions; corpus: {index.size} aws answers; "
-        f"{k} document(s) sent per question; index {'loaded from' if index.from_cache else 'written to'} `{index.path}`.",
-    ]
     plots = report.plot(options.out_dir) if options.plots else []
     head = common.header(
         "ragtap experiment cloud-faq",
@@ -162,8 +124,61 @@ def run(options: common.RunOptions, embedder: Embedder, *, source_prefix: bool =
             "Thesis (GPT-3.5-turbo, text-embedding-3, 400 questions): AUC of the primary-metric rule 0.8836.",
         ],
     )
-    write_report(options.out_dir, head, ["\n".join(hit_md), report.markdown(data)], data, plots)
+    write_report(options.out_dir, head, [_retrieval_markdown(retrieval, index), report.markdown(data)], data, plots)
     return data
+
+
+def _own_answer_ranks(chosen: Sequence[FaqRow], ids: np.ndarray, position: dict[int, int]) -> tuple[dict[int, list[bool]], list[int | None], list[dict[str, Any]]]:
+    """For each question: where its own FAQ answer ranks among the retrieved (aws questions only have one), the
+    hit flags at each k, and the record fields."""
+    hits: dict[int, list[bool]] = {h: [] for h in HIT_KS}
+    ranks: list[int | None] = []
+    fields_list = []
+    for row, row_ids in zip(chosen, ids):
+        own = position.get(row.index)
+        rank = None
+        if own is not None:
+            found = np.nonzero(row_ids == own)[0]
+            rank = int(found[0]) + 1 if found.size else None
+            for h in HIT_KS:
+                hits[h].append(rank is not None and rank <= h)
+        ranks.append(rank)
+        fields_list.append(
+            {
+                "id": f"cloud-faq-{row.index}",
+                "label": row.source != CORPUS_SOURCE,
+                "source": row.source,
+                "faq_question": row.question,
+                "own_answer_rank": rank,
+            }
+        )
+    return hits, ranks, fields_list
+
+
+def _retrieval_summary(hits: dict[int, list[bool]], ranks: list[int | None], fields_list: list[dict[str, Any]], index: Any, k: int) -> dict[str, Any]:
+    answerable = len(hits[1])
+    return {
+        "answerable_questions": answerable,
+        "corpus_size": index.size,
+        "top_k_sent": k,
+        "hit_rate": {str(h): (float(np.mean(hits[h])) if answerable else None) for h in HIT_KS},
+        "mrr_at_10": float(np.mean([1.0 / r if r is not None and r <= 10 else 0.0 for r, f in zip(ranks, fields_list) if not f["label"]])) if answerable else None,
+        "index_cache": str(index.path) if index.path else None,
+        "index_from_cache": index.from_cache,
+    }
+
+
+def _retrieval_markdown(retrieval: dict[str, Any], index: Any) -> str:
+    return "\n".join([
+        "## Retrieval (aws questions: is the question's own FAQ answer in the top k?)",
+        "",
+        "| k | " + " | ".join(str(h) for h in HIT_KS) + " |",
+        "|---|" + "---|" * len(HIT_KS),
+        "| hit rate | " + " | ".join(common_fmt(retrieval["hit_rate"][str(h)]) for h in HIT_KS) + " |",
+        "",
+        f"MRR@10 {common_fmt(retrieval['mrr_at_10'])} over {retrieval['answerable_questions']} aws questions; corpus: {index.size} aws answers; "
+        f"{retrieval['top_k_sent']} document(s) sent per question; index {'loaded from' if index.from_cache else 'written to'} `{index.path}`.",
+    ])
 
 
 def common_fmt(value: float | None) -> str:

@@ -116,19 +116,7 @@ def run(options: common.RunOptions, embedder: Embedder, *, pool_path: Path) -> d
         "retrieval": retrieval,
         "top_k_mixed": k_mixed,
     }
-    sections: list[str] = []
-    retrieval_md = [
-        "## Retriever over the pool (relevant = same doc_name)",
-        "",
-        "| k | precision | recall | F1 | NDCG | hit rate |",
-        "|---|---|---|---|---|---|",
-    ]
-    for k in RETRIEVAL_KS:
-        r = retrieval[str(k)]
-        retrieval_md.append(f"| {k} | {r['precision']:.4f} | {r['recall']:.4f} | {r['f1']:.4f} | {r['ndcg']:.4f} | {r['hit']:.4f} |")
-    retrieval_md.append("")
-    retrieval_md.append("MIRAGE paper, top-5 recall over its 37,800-chunk pool: BGE-base .8925, e5-large .9297, nv-embed-v2 .9641, Contriever .7143.")
-    sections.append("\n".join(retrieval_md))
+    sections: list[str] = [_retrieval_markdown(retrieval)]
 
     records: list[dict[str, Any]] = []
     plots: list[str] = []
@@ -138,67 +126,7 @@ def run(options: common.RunOptions, embedder: Embedder, *, pool_path: Path) -> d
         records = [common.offline_record(fields(q, "mixed"), item, a) for q, item, a in zip(chosen, items, assessments)]
         data["auc"] = {}
     else:
-        assert options.generation is not None
-        requests = []
-        for q, oracle, mixed in zip(chosen, oracle_docs, mixed_docs):
-            requests.append(GenerationRequest(f"mirage:{q.query_id}:base", q.query, (), fields(q, "base")))
-            requests.append(GenerationRequest(f"mirage:{q.query_id}:oracle", q.query, tuple(oracle), fields(q, "oracle")))
-            requests.append(GenerationRequest(f"mirage:{q.query_id}:mixed:k{k_mixed}", q.query, tuple(mixed), fields(q, "mixed")))
-        run_ = asyncio.run(
-            generate(requests, options.generation, options.config, embedder, options.generation_cache, desc="mirage via ragtap", quiet=options.quiet)
-        )
-        by_key = {(r["id"], r["variant"]): r for r in run_.records}
-        outcomes = []
-        for q in chosen:
-            triple = [by_key.get((q.query_id, v)) for v in VARIANTS]
-            if any(t is None for t in triple):
-                continue  # a failed request: the question is left out (rerun to retry)
-            correct = tuple(loose_match(t.get("answer"), q.answers) for t in triple)  # type: ignore[union-attr]
-            for t, c in zip(triple, correct):
-                t["correct"] = c  # type: ignore[index]
-                t["label"] = not c  # type: ignore[index]  # positive = a wrong answer
-            outcomes.append(correct)
-        records = [r for r in run_.records if "correct" in r]
-        data["n"] = len(outcomes)
-        data["adaptability"] = adaptability(outcomes)  # type: ignore[arg-type]
-        data["generation"] = {"upstream": options.generation.upstream, "model": options.generation.model, "sent": run_.sent, "cached": run_.cached, "failed": len(run_.failures)}
-        a = data["adaptability"]
-        ad_md = [
-            "## Adaptability (MIRAGE)",
-            "",
-            "| metric | value |",
-            "|---|---|",
-            f"| noise vulnerability (lower is better) | {a['noise_vulnerability']:.4f} |",
-            f"| context acceptability (higher is better) | {a['context_acceptability']:.4f} |",
-            f"| context insensitivity (lower is better) | {a['context_insensitivity']:.4f} |",
-            f"| context misinterpretation (lower is better) | {a['context_misinterpretation']:.4f} |",
-            f"| sum (must be 1) | {a['sum']:.4f} |",
-            "",
-            "Accuracy by setting: " + ", ".join(f"{v} {a['accuracy'][v]:.4f}" for v in VARIANTS) + ".",
-            "",
-            "Groups G(base, oracle, mixed): " + ", ".join(f"{g} {c}" for g, c in a["groups"].items()) + ".",
-            "",
-            "MIRAGE paper (GPT-4o, top-5 nv-embed-v2): noise vulnerability 10.64%, acceptability 80.50%, insensitivity 8.29%, misinterpretation 0.57%.",
-        ]
-        if run_.failures:
-            ad_md.append(f"\n{len(run_.failures)} requests failed after retries; their questions are left out (rerun to retry them).")
-        sections.insert(0, "\n".join(ad_md))
-        # Do ragtap's scores predict a wrong answer with noisy (mixed) context?
-        mixed_records = [r for r in records if r["variant"] == "mixed"]
-        if mixed_records:
-            report = build_report(
-                [r["label"] for r in mixed_records],
-                [common.scores_of(r) for r in mixed_records],
-                title="MIRAGE mixed setting: do ragtap's scores flag wrong answers?",
-                positive_name="wrong answer",
-                verdicts=[r.get("verdict") for r in mixed_records],
-                class_names=("wrong", "right"),
-            )
-            scored = report.as_dict()
-            data["auc"] = scored["auc"]
-            data["mixed_scores"] = {k: scored[k] for k in ("n", "positives", "auc", "best", "verdicts", "threshold_table")}
-            sections.append(report.markdown(scored))
-            plots = report.plot(options.out_dir, prefix="mixed_") if options.plots else []
+        records, plots = _generate_and_judge(options, embedder, chosen, oracle_docs, mixed_docs, k_mixed, fields, data, sections)
     common.write_jsonl(options.out_dir / "scored.jsonl", records)
     head = common.header(
         "ragtap experiment mirage",
@@ -210,3 +138,90 @@ def run(options: common.RunOptions, embedder: Embedder, *, pool_path: Path) -> d
     )
     write_report(options.out_dir, head, sections, data, plots)
     return data
+
+
+def _retrieval_markdown(retrieval: dict[str, dict[str, float]]) -> str:
+    lines = [
+        "## Retriever over the pool (relevant = same doc_name)",
+        "",
+        "| k | precision | recall | F1 | NDCG | hit rate |",
+        "|---|---|---|---|---|---|",
+    ]
+    for k in RETRIEVAL_KS:
+        r = retrieval[str(k)]
+        lines.append(f"| {k} | {r['precision']:.4f} | {r['recall']:.4f} | {r['f1']:.4f} | {r['ndcg']:.4f} | {r['hit']:.4f} |")
+    lines.append("")
+    lines.append("MIRAGE paper, top-5 recall over its 37,800-chunk pool: BGE-base .8925, e5-large .9297, nv-embed-v2 .9641, Contriever .7143.")
+    return "\n".join(lines)
+
+
+def _adaptability_markdown(a: dict[str, Any], failures: int) -> str:
+    ad_md = [
+        "## Adaptability (MIRAGE)",
+        "",
+        "| metric | value |",
+        "|---|---|",
+        f"| noise vulnerability (lower is better) | {a['noise_vulnerability']:.4f} |",
+        f"| context acceptability (higher is better) | {a['context_acceptability']:.4f} |",
+        f"| context insensitivity (lower is better) | {a['context_insensitivity']:.4f} |",
+        f"| context misinterpretation (lower is better) | {a['context_misinterpretation']:.4f} |",
+        f"| sum (must be 1) | {a['sum']:.4f} |",
+        "",
+        "Accuracy by setting: " + ", ".join(f"{v} {a['accuracy'][v]:.4f}" for v in VARIANTS) + ".",
+        "",
+        "Groups G(base, oracle, mixed): " + ", ".join(f"{g} {c}" for g, c in a["groups"].items()) + ".",
+        "",
+        "MIRAGE paper (GPT-4o, top-5 nv-embed-v2): noise vulnerability 10.64%, acceptability 80.50%, insensitivity 8.29%, misinterpretation 0.57%.",
+    ]
+    if failures:
+        ad_md.append(f"\n{failures} requests failed after retries; their questions are left out (rerun to retry them).")
+    return "\n".join(ad_md)
+
+
+def _generate_and_judge(options: common.RunOptions, embedder: Embedder, chosen: list[MirageQuestion], oracle_docs: list[list[str]],
+                        mixed_docs: list[list[str]], k_mixed: int, fields: Any, data: dict[str, Any], sections: list[str]) -> tuple[list[dict[str, Any]], list[str]]:
+    """The three MIRAGE settings through ragtap's proxy, the adaptability groups, and whether ragtap's scores flag
+    the wrong answers of the mixed setting.  Adds to `data` and `sections`; returns the records and plots."""
+    plots: list[str] = []
+    assert options.generation is not None
+    requests = []
+    for q, oracle, mixed in zip(chosen, oracle_docs, mixed_docs):
+        requests.append(GenerationRequest(f"mirage:{q.query_id}:base", q.query, (), fields(q, "base")))
+        requests.append(GenerationRequest(f"mirage:{q.query_id}:oracle", q.query, tuple(oracle), fields(q, "oracle")))
+        requests.append(GenerationRequest(f"mirage:{q.query_id}:mixed:k{k_mixed}", q.query, tuple(mixed), fields(q, "mixed")))
+    run_ = asyncio.run(
+        generate(requests, options.generation, options.config, embedder, options.generation_cache, desc="mirage via ragtap", quiet=options.quiet)
+    )
+    by_key = {(r["id"], r["variant"]): r for r in run_.records}
+    outcomes = []
+    for q in chosen:
+        triple = [by_key.get((q.query_id, v)) for v in VARIANTS]
+        if any(t is None for t in triple):
+            continue  # a failed request: the question is left out (rerun to retry)
+        correct = tuple(loose_match(t.get("answer"), q.answers) for t in triple)  # type: ignore[union-attr]
+        for t, c in zip(triple, correct):
+            t["correct"] = c  # type: ignore[index]
+            t["label"] = not c  # type: ignore[index]  # positive = a wrong answer
+        outcomes.append(correct)
+    records = [r for r in run_.records if "correct" in r]
+    data["n"] = len(outcomes)
+    data["adaptability"] = adaptability(outcomes)  # type: ignore[arg-type]
+    data["generation"] = {"upstream": options.generation.upstream, "model": options.generation.model, "sent": run_.sent, "cached": run_.cached, "failed": len(run_.failures)}
+    sections.insert(0, _adaptability_markdown(data["adaptability"], len(run_.failures)))
+    # Do ragtap's scores predict a wrong answer with noisy (mixed) context?
+    mixed_records = [r for r in records if r["variant"] == "mixed"]
+    if mixed_records:
+        report = build_report(
+            [r["label"] for r in mixed_records],
+            [common.scores_of(r) for r in mixed_records],
+            title="MIRAGE mixed setting: do ragtap's scores flag wrong answers?",
+            positive_name="wrong answer",
+            verdicts=[r.get("verdict") for r in mixed_records],
+            class_names=("wrong", "right"),
+        )
+        scored = report.as_dict()
+        data["auc"] = scored["auc"]
+        data["mixed_scores"] = {k: scored[k] for k in ("n", "positives", "auc", "best", "verdicts", "threshold_table")}
+        sections.append(report.markdown(scored))
+        plots = report.plot(options.out_dir, prefix="mixed_") if options.plots else []
+    return records, plots
