@@ -362,37 +362,11 @@ def derive(
     scored = thesis_scores(embedder)
     intervals = allowed_intervals(scored)
     for metric, c in choices.items():
-        value = round(c.youden_threshold, digits)
-        lo, hi = intervals[metric]
-        step = 10**-digits
-        if not (lo < value <= hi):
-            clamped = round(min(max(value, lo + step), hi), digits)
-            if clamped <= lo:
-                clamped = round(lo + step, digits)
-            c.adjusted_reason = (
-                f"the data chose {value:.{digits}f}, outside ({lo:.3f}, {hi:.3f}] which the thesis examples allow; moved to {clamped:.{digits}f}"
-            )
-            value = clamped
-        c.chosen = value
-        for source, pair_set in zip(c.sources, [x for x in sets if x.metric == metric]):
-            source["pass_flagged_at_chosen"] = float(np.mean(np.asarray(pair_set.pass_scores) < value)) if pair_set.pass_scores else None
-            source["fail_flagged_at_chosen"] = float(np.mean(np.asarray(pair_set.fail_scores) < value)) if pair_set.fail_scores else None
+        _settle(c, intervals[metric], [x for x in sets if x.metric == metric], digits)
     chosen = {m: choices[m].chosen for m in METRICS}
     thresholds = Thresholds(**chosen)
     problems = check_examples(thresholds, scored)
-    examples = []
-    for item in scored:
-        case_id, scores = item[0], item[1]
-        a = example_assessment(thresholds, item)
-        examples.append(
-            {
-                "id": case_id,
-                "scores": {m: round(v, 4) for m, v in scores.as_dict().items() if v is not None},
-                "verdict": a.verdict.value,
-                "poor_retrieval": a.poor_retrieval,
-                "expected": {"verdict": EXPECTED[case_id][0], "poor_retrieval": EXPECTED[case_id][1]},
-            }
-        )
+    examples = [_example_row(thresholds, item) for item in scored]
     return {
         "embedder": embedder.name,
         "seed": seed,
@@ -422,6 +396,39 @@ def derive(
             f"{x.metric}/{x.source}": {"pass": [round(v, 4) for v in x.pass_scores], "fail": [round(v, 4) for v in x.fail_scores]} for x in sets
         },
         "_sets": sets,
+    }
+
+
+def _settle(c: MetricChoice, interval: tuple[float, float], pair_sets: list[Any], digits: int) -> None:
+    """The metric's threshold: the data's Youden cut, rounded, moved inside the interval the thesis examples
+    allow when it falls outside (and why, recorded); then each source's flagged shares at that threshold."""
+    value = round(c.youden_threshold, digits)
+    lo, hi = interval
+    step = 10**-digits
+    if not (lo < value <= hi):
+        clamped = round(min(max(value, lo + step), hi), digits)
+        if clamped <= lo:
+            clamped = round(lo + step, digits)
+        c.adjusted_reason = (
+            f"the data chose {value:.{digits}f}, outside ({lo:.3f}, {hi:.3f}] which the thesis examples allow; moved to {clamped:.{digits}f}"
+        )
+        value = clamped
+    c.chosen = value
+    for source, pair_set in zip(c.sources, pair_sets):
+        source["pass_flagged_at_chosen"] = float(np.mean(np.asarray(pair_set.pass_scores) < value)) if pair_set.pass_scores else None
+        source["fail_flagged_at_chosen"] = float(np.mean(np.asarray(pair_set.fail_scores) < value)) if pair_set.fail_scores else None
+
+
+def _example_row(thresholds: Thresholds, item: Any) -> dict[str, Any]:
+    """One thesis example under the derived thresholds, beside the verdict the thesis reads into it."""
+    case_id, scores = item[0], item[1]
+    a = example_assessment(thresholds, item)
+    return {
+        "id": case_id,
+        "scores": {m: round(v, 4) for m, v in scores.as_dict().items() if v is not None},
+        "verdict": a.verdict.value,
+        "poor_retrieval": a.poor_retrieval,
+        "expected": {"verdict": EXPECTED[case_id][0], "poor_retrieval": EXPECTED[case_id][1]},
     }
 
 
