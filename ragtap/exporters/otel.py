@@ -277,7 +277,6 @@ class OtelExporter(Exporter):
             elif exchange.trace_headers:
                 parent = _propagator.extract(carrier={k.lower(): v for k, v in exchange.trace_headers.items()})
         response_id = exchange.response_id if exchange is not None else None
-        model = interaction.model or (exchange.request_model if exchange is not None else None)
 
         now = time.time_ns()
         start = now - int(max(0.0, seconds or 0.0) * 1e9)
@@ -285,8 +284,16 @@ class OtelExporter(Exporter):
         if not span.is_recording():
             span.end(end_time=now)
             return
-        verdict = assessment.verdict.value if isinstance(assessment.verdict, Verdict) else str(assessment.verdict)
-        attrs: dict[str, Any] = {"ragtap.verdict": verdict}
+        span.set_attributes(self._evaluation_attributes(interaction, assessment, response_id))
+        self._evaluation_events(span, assessment, {GEN_AI_RESPONSE_ID: response_id} if response_id else {}, now)
+        span.end(end_time=now)
+
+    def _evaluation_attributes(self, interaction: Interaction, assessment: Assessment, response_id: str | None) -> dict[str, Any]:
+        """The `evaluate ragtap` span's attributes: the verdict and scores (for backends that do not index events),
+        and the content only under capture."""
+        exchange = interaction.exchange
+        model = interaction.model or (exchange.request_model if exchange is not None else None)
+        attrs: dict[str, Any] = {"ragtap.verdict": _verdict_label(assessment)}
         if model:
             attrs[GEN_AI_REQUEST_MODEL] = model
         if response_id:
@@ -307,9 +314,10 @@ class OtelExporter(Exporter):
                 attrs[f"ragtap.score.{metric}"] = float(value)
         if self.settings.capture_content:
             attrs.update(self._content_attributes(interaction, assessment, exchange))
-        span.set_attributes(attrs)
+        return attrs
 
-        common = {GEN_AI_RESPONSE_ID: response_id} if response_id else {}
+    def _evaluation_events(self, span: Any, assessment: Assessment, common: dict[str, Any], now: int) -> None:
+        """One `gen_ai.evaluation.result` event per score, then the verdict, the claims and the retrieval."""
         for metric in METRICS:
             value = getattr(assessment.scores, metric, None)
             if value is None:
@@ -320,7 +328,7 @@ class OtelExporter(Exporter):
                 event[GEN_AI_EVALUATION_SCORE_LABEL] = "pass" if assessment.passed[metric] else "fail"
             span.add_event(EVALUATION_EVENT, event, timestamp=now)
         verdict_event: dict[str, Any] = {GEN_AI_EVALUATION_NAME: "ragtap.verdict",
-                                         GEN_AI_EVALUATION_SCORE_LABEL: verdict, **common}
+                                         GEN_AI_EVALUATION_SCORE_LABEL: _verdict_label(assessment), **common}
         if assessment.explanation:
             verdict_event[GEN_AI_EVALUATION_EXPLANATION] = assessment.explanation
         span.add_event(EVALUATION_EVENT, verdict_event, timestamp=now)
@@ -330,7 +338,6 @@ class OtelExporter(Exporter):
                                               GEN_AI_EVALUATION_SCORE_LABEL:
                                                   "poor" if assessment.poor_retrieval else "ok", **common},
                            timestamp=now)
-        span.end(end_time=now)
 
     def _claims_event(self, span: Any, assessment: Assessment, common: dict[str, Any], now: int) -> None:
         """`ragtap.claims`: the share of the answer's judged claims that the evidence supports, the unsupported
@@ -393,6 +400,10 @@ class OtelExporter(Exporter):
                 self.force_flush()
         except Exception:
             log.warning("OpenTelemetry shutdown failed", exc_info=True)
+
+
+def _verdict_label(assessment: Assessment) -> str:
+    return assessment.verdict.value if isinstance(assessment.verdict, Verdict) else str(assessment.verdict)
 
 
 def _chat_span_name(model: str | None) -> str:
