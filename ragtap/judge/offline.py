@@ -72,6 +72,31 @@ class OfflineReport:
         return "\n".join(lines)
 
 
+async def _judge_one(item: Interaction, judge: Judge, cache: JudgeCache | None, embedder_name: str | None, report: OfflineReport) -> Judgement:
+    """One row's judgement: from the cache when it was judged before with the same model, prompts and embedder;
+    else from the judge (a failure becomes a judgement of nulls, never an exception)."""
+    documents = [d.text for d in item.documents]
+    key = judge_key(
+        item.question, documents, item.answer, model=judge.model, prompt_versions=judge.prompt_versions,
+        questions=judge.questions, embedder=embedder_name,
+    )
+    cached = cache.get(key) if cache is not None else None
+    if cached is not None:
+        report.from_cache += 1
+        return Judgement.from_dict(cached)
+    try:
+        judgement = await judge.judge(item.question, documents, item.answer)
+    except Exception as error:  # never lose the other rows to one row's failure
+        failed = MetricResult(None, f"internal error ({type(error).__name__})", transport_error=True)
+        judgement = Judgement({m: failed for m in judge.metrics}, judge.model, dict(judge.prompt_versions))
+    report.judged += 1
+    if judgement.transport_error:
+        report.transport_errors += 1
+    elif cache is not None:
+        cache.put(key, judgement.as_dict())
+    return judgement
+
+
 def judged_record(interaction: Interaction, judgement: Judgement) -> dict[str, Any]:
     return {**base_record(interaction), "judge": judgement.as_dict()}
 
@@ -110,27 +135,7 @@ async def judge_interactions(
                 index = queue.get_nowait()
             except asyncio.QueueEmpty:
                 return
-            item = interactions[index]
-            documents = [d.text for d in item.documents]
-            key = judge_key(
-                item.question, documents, item.answer, model=judge.model, prompt_versions=judge.prompt_versions,
-                questions=judge.questions, embedder=embedder_name,
-            )
-            cached = cache.get(key) if cache is not None else None
-            if cached is not None:
-                judgement = Judgement.from_dict(cached)
-                report.from_cache += 1
-            else:
-                try:
-                    judgement = await judge.judge(item.question, documents, item.answer)
-                except Exception as error:  # never lose the other rows to one row's failure
-                    failed = MetricResult(None, f"internal error ({type(error).__name__})", transport_error=True)
-                    judgement = Judgement({m: failed for m in judge.metrics}, judge.model, dict(judge.prompt_versions))
-                report.judged += 1
-                if judgement.transport_error:
-                    report.transport_errors += 1
-                elif cache is not None:
-                    cache.put(key, judgement.as_dict())
+            judgement = await _judge_one(interactions[index], judge, cache, embedder_name, report)
             report.add(judgement)
             done[index] = judgement
             flush()
