@@ -211,25 +211,29 @@ async def _send_one(
         "finish_reason": choice.finish_reason if choice is not None else None,
         "attempts": attempt + 1,
     }
-    if scored is None:
-        return record
+    if scored is not None:
+        await _add_assessment(record, scored, raw.headers, collector, trace_id, settings.score_wait_s)
+    return record
+
+
+async def _add_assessment(record: dict[str, Any], scored: Any, headers: Any, collector: CollectingExporter, trace_id: str, wait_s: float) -> None:
+    """The proxy's assessment of this request (its exporter hands it over by trace id), or, when scoring does not
+    finish within `wait_s`, what the debug headers said."""
     try:
-        interaction, assessment = await asyncio.wait_for(scored, settings.score_wait_s)
+        interaction, assessment = await asyncio.wait_for(scored, wait_s)
     except asyncio.TimeoutError:
         collector.forget(trace_id)
-        # Scoring did not finish in time: keep what the debug headers said, if anything.
-        record["verdict"] = raw.headers.get("x-ragtap-verdict", "unscored")
+        record["verdict"] = headers.get("x-ragtap-verdict", "unscored")
         try:
-            record["scores"] = json.loads(raw.headers.get("x-ragtap-scores", "{}"))
+            record["scores"] = json.loads(headers.get("x-ragtap-scores", "{}"))
         except json.JSONDecodeError:
             record["scores"] = {}
-        record["unscored_reason"] = raw.headers.get("x-ragtap-unscored-reason", "scoring_timeout")
-        return record
+        record["unscored_reason"] = headers.get("x-ragtap-unscored-reason", "scoring_timeout")
+        return
     record["supporting"] = interaction.supporting
     if interaction.unscored_reason:
         record["unscored_reason"] = interaction.unscored_reason
     record.update(assessment_fields(assessment))
-    return record
 
 
 async def generate(
