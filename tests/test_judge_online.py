@@ -224,8 +224,9 @@ async def test_online_judge_runs_after_the_scoring_queue() -> None:
         exporters.add(online)
         queue = ScoringQueue(HashEmbedder(), ScoringPolicy(DEFAULT_THRESHOLDS), exporters)
         queue.start()
-        # random vectors: far below the thresholds, so the cosine verdict is not `grounded`
-        queue.submit(Interaction(question="Who directed Oppenheimer?", documents=(Document("Nolan directed Oppenheimer."),),
+        # Not `grounded` whatever the (hash-seeded, random) vectors: the support's claim is not in the document, so
+        # the claim rules flag it even if the cosines pass.
+        queue.submit(Interaction(question="Who directed Oppenheimer?", documents=(Document("The film premiered in July 2023."),),
                                  answer="Christopher Nolan.", supporting="Nolan directed Oppenheimer."))
         for _ in range(200):
             if recorder.judged:
