@@ -22,7 +22,8 @@ from urllib.parse import urlsplit
 
 from pydantic import Field, TypeAdapter, ValidationError
 
-from ragtap.exporters.settings import OtelSettings, PrometheusSettings
+from ragtap.cost import CostSettings, prices_from_config
+from ragtap.exporters.settings import OTLP_PROTOCOLS, OtelSettings, PrometheusSettings, headers_from_config
 from ragtap.judge.settings import JudgeSettings
 from ragtap.recognise import CustomPattern, patterns_from_config
 from ragtap.scoring.claims import ClaimThresholds
@@ -106,6 +107,7 @@ class Config:
     recognise: RecogniseSettings = field(default_factory=RecogniseSettings)
     prometheus: PrometheusSettings = field(default_factory=PrometheusSettings)
     otel: OtelSettings = field(default_factory=OtelSettings)
+    cost: CostSettings = field(default_factory=CostSettings)
     judge: JudgeSettings = field(default_factory=JudgeSettings)
     log: LogSettings = field(default_factory=LogSettings)
 
@@ -125,6 +127,9 @@ ENV_OVERRIDES: dict[str, tuple[str, str]] = {
     "RAGTAP_JUDGE_URL": ("judge", "base_url"),
     "RAGTAP_JUDGE_MODEL": ("judge", "model"),
     **{f"RAGTAP_THRESHOLD_{m.upper()}": ("thresholds", m) for m in ("sdq", "sdrd", "sda", "qrd", "qa", "ard")},
+    # Every [otel] key: RAGTAP_OTEL_ENABLED, RAGTAP_OTEL_PROTOCOL, RAGTAP_OTEL_HEADERS ("k=v,k2=v2"), ...
+    **{f"RAGTAP_OTEL_{f.name.upper()}": ("otel", f.name) for f in dataclasses.fields(OtelSettings)},
+    "RAGTAP_COST_ENABLED": ("cost", "enabled"),
 }
 
 
@@ -157,6 +162,7 @@ _LIMITS: dict[tuple[str, str], Any] = {
     ("prometheus", "max_models"): _between(1),
     ("otel", "content_max_chars"): _between(0),
     ("otel", "export_timeout"): _between(above=0),
+    ("otel", "metrics_interval_s"): _between(above=0),
     ("judge", "sample_rate"): _between(0, 1),
     ("judge", "concurrency"): _between(1),
     ("judge", "questions"): _between(1),
@@ -217,7 +223,8 @@ def _apply(section: Any, values: dict[str, Any], name: str) -> Any:
 
 
 # Settings with their own validating constructor (named errors for each malformed entry).
-_BUILDERS = {("recognise", "patterns"): patterns_from_config}
+_BUILDERS = {("recognise", "patterns"): patterns_from_config, ("otel", "headers"): headers_from_config,
+             ("cost", "prices"): prices_from_config}
 
 
 def _merge(config: Config, overrides: dict[str, dict[str, Any]]) -> Config:
@@ -277,6 +284,8 @@ def _check(config: Config) -> None:
         raise ConfigError(f"scoring.embedder: expected one of {', '.join(embedder_kinds())} (got {config.scoring.embedder!r})")
     if config.otel.exporter not in OTEL_EXPORTERS:
         raise ConfigError(f"otel.exporter: expected one of {', '.join(OTEL_EXPORTERS)} (got {config.otel.exporter!r})")
+    if config.otel.protocol is not None and config.otel.protocol not in OTLP_PROTOCOLS:
+        raise ConfigError(f"otel.protocol: expected one of {', '.join(OTLP_PROTOCOLS)} (got {config.otel.protocol!r})")
     if not config.prometheus.path.startswith("/"):
         raise ConfigError(f"prometheus.path: must start with '/' (got {config.prometheus.path!r})")
     try:

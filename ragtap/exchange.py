@@ -15,6 +15,51 @@ from typing import Any
 MAX_IDENTITY_CHARS = 256
 USER_HEADER = "x-ragtap-user"
 SESSION_HEADER = "x-ragtap-session"
+CONVERSATION_HEADER = "x-ragtap-conversation"
+
+
+@dataclass(frozen=True, slots=True)
+class RequestParameters:
+    """The request settings the GenAI conventions record on the chat span (`gen_ai.request.*`), when the app set them."""
+
+    temperature: float | None = None
+    top_p: float | None = None
+    max_tokens: int | None = None
+    seed: int | None = None
+    choice_count: int | None = None  # `n`
+    frequency_penalty: float | None = None
+    presence_penalty: float | None = None
+    stop_sequences: tuple[str, ...] = ()
+    output_type: str | None = None  # gen_ai.output.type: "text" | "json" (response_format json_object/json_schema)
+    reasoning_level: str | None = None  # `reasoning_effort`
+
+
+@dataclass(frozen=True, slots=True)
+class ChatMessagePart:
+    """One part of a message in the GenAI conventions' message format: `text`, `tool_call` or `tool_call_response`."""
+
+    type: str
+    content: str | None = None  # text, or a tool's response
+    id: str | None = None  # tool call id
+    name: str | None = None  # tool name
+    arguments: str | None = None  # tool call arguments (JSON text as the app sent it)
+
+
+@dataclass(frozen=True, slots=True)
+class ChatMessage:
+    role: str
+    parts: tuple[ChatMessagePart, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Overhead:
+    """What ragtap itself added to one exchange: the injected instruction's input tokens, the supporting content's
+    output tokens, and their price (None when the model has no price in `[cost]`)."""
+
+    model: str | None
+    input_tokens: int
+    output_tokens: int
+    cost_usd: float | None
 
 
 @dataclass(slots=True)
@@ -56,6 +101,20 @@ class ExchangeRecord:
     input_tokens: int | None = None
     output_tokens: int | None = None
     supporting_tokens: int | None = None  # tokens the model spent on the supporting content
+    # Usage details the upstream reported (OpenAI `*_tokens_details`): cached prompt tokens, reasoning tokens.
+    cached_input_tokens: int | None = None
+    reasoning_tokens: int | None = None
+    # The request's sampling settings and reply format (GenAI span attributes), the app's conversation/thread id.
+    parameters: RequestParameters | None = None
+    conversation_id: str | None = None
+    # The app's messages (typed, texts shared with the parsed body, not copied) and the answer the app received:
+    # recorded on spans only under content capture, and offered to the capture store.
+    input_messages: tuple[ChatMessage, ...] = ()
+    output_text: str | None = None
+    # The instruction ragtap added to the request (None when it injected nothing), and what ragtap's own tokens
+    # cost: settled by the proxy before `exchange_finished` (ragtap.cost.settle_overhead).
+    injected_instruction: str | None = None
+    overhead: Overhead | None = None
     extras: dict[str, Any] = field(default_factory=dict)  # per-exporter state (e.g. the OTel span)
 
     @property
@@ -96,3 +155,121 @@ def request_identity(body: Mapping[str, Any] | None, headers: Mapping[str, str])
         user = _identity(body.get("user")) or _identity(body.get("safety_identifier")) or _identity(metadata.get("user_id"))
     session = _identity(headers.get(SESSION_HEADER)) or _identity(metadata.get("session_id"))
     return user, session
+
+
+def note_request(record: ExchangeRecord, body: Mapping[str, Any] | None, headers: Mapping[str, str]) -> None:
+    """Everything the exporters and the capture store read from the request itself: who asked (user, session,
+    conversation), the sampling settings and reply format, and the chat messages (typed, texts not copied)."""
+    record.user, record.session = request_identity(body, headers)
+    record.conversation_id = conversation_id(body, headers)
+    record.parameters = request_parameters(body)
+    if body is not None:
+        record.input_messages = chat_messages(body.get("messages"))
+
+
+def _number(value: Any) -> float | None:
+    return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
+
+
+def _whole(value: Any) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+def _output_type(body: Mapping[str, Any]) -> str | None:
+    """`gen_ai.output.type` of a chat request (`response_format`) or a Responses request (`text.format`)."""
+    fmt = body.get("response_format")
+    if fmt is None and isinstance(body.get("text"), Mapping):
+        fmt = body["text"].get("format")
+    kind = fmt.get("type") if isinstance(fmt, Mapping) else None
+    if kind in ("json_object", "json_schema"):
+        return "json"
+    return "text" if kind == "text" else None
+
+
+def request_parameters(body: Mapping[str, Any] | None) -> RequestParameters | None:
+    """The sampling settings and reply format the app asked for (chat completions or Responses field names)."""
+    if body is None:
+        return None
+    stop = body.get("stop")
+    stops = (stop,) if isinstance(stop, str) else tuple(s for s in stop if isinstance(s, str)) if isinstance(stop, list) else ()
+    reasoning = body.get("reasoning")
+    effort = body.get("reasoning_effort")
+    if effort is None and isinstance(reasoning, Mapping):
+        effort = reasoning.get("effort")
+    return RequestParameters(
+        temperature=_number(body.get("temperature")),
+        top_p=_number(body.get("top_p")),
+        max_tokens=_whole(body.get("max_completion_tokens", body.get("max_tokens", body.get("max_output_tokens")))),
+        seed=_whole(body.get("seed")),
+        choice_count=_whole(body.get("n")),
+        frequency_penalty=_number(body.get("frequency_penalty")),
+        presence_penalty=_number(body.get("presence_penalty")),
+        stop_sequences=stops,
+        output_type=_output_type(body),
+        reasoning_level=effort if isinstance(effort, str) else None,
+    )
+
+
+def conversation_id(body: Mapping[str, Any] | None, headers: Mapping[str, str]) -> str | None:
+    """The app's conversation (thread) id: header `x-ragtap-conversation`, the Responses API's `conversation`
+    (an id or {"id": ...}), or `metadata.conversation_id` / `metadata.thread_id`."""
+    found = _identity(headers.get(CONVERSATION_HEADER))
+    if found is None and body is not None:
+        conversation = body.get("conversation")
+        if isinstance(conversation, Mapping):
+            conversation = conversation.get("id")
+        metadata = body.get("metadata") if isinstance(body.get("metadata"), Mapping) else {}
+        found = _identity(conversation) or _identity(metadata.get("conversation_id")) or _identity(metadata.get("thread_id"))
+    return found
+
+
+def _text_of(content: Any) -> str | None:
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):  # content parts: keep the text ones
+        texts = [p.get("text") for p in content if isinstance(p, Mapping) and isinstance(p.get("text"), str)]
+        return "".join(texts) if texts else None
+    return None
+
+
+def chat_messages(messages: Any) -> tuple[ChatMessage, ...]:
+    """The chat request's messages in the GenAI conventions' shape (role + parts); texts are shared, not copied."""
+    if not isinstance(messages, list):
+        return ()
+    out = []
+    for message in messages:
+        if not isinstance(message, Mapping) or not isinstance(message.get("role"), str):
+            continue
+        role, parts = message["role"], []
+        text = _text_of(message.get("content"))
+        if role == "tool":
+            parts.append(ChatMessagePart("tool_call_response", content=text, id=_identity(message.get("tool_call_id"))))
+        elif text is not None:
+            parts.append(ChatMessagePart("text", content=text))
+        calls = message.get("tool_calls")
+        for call in calls if isinstance(calls, list) else ():
+            function = call.get("function") if isinstance(call, Mapping) else None
+            if isinstance(function, Mapping):
+                arguments = function.get("arguments")
+                parts.append(ChatMessagePart("tool_call", id=_identity(call.get("id")), name=_identity(function.get("name")),
+                                             arguments=arguments if isinstance(arguments, str) else None))
+        out.append(ChatMessage(role, tuple(parts)))
+    return tuple(out)
+
+
+def note_usage(record: ExchangeRecord, usage: Any) -> None:
+    """Copy an upstream `usage` object onto the record: chat completions (`prompt_tokens`, `completion_tokens`,
+    `*_tokens_details`) or Responses (`input_tokens`, `output_tokens`, `*_tokens_details`) field names."""
+    if not isinstance(usage, Mapping):
+        return
+
+    def count(value: Any) -> int | None:
+        return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else None
+
+    responses = "input_tokens" in usage or "output_tokens" in usage
+    record.input_tokens = count(usage.get("input_tokens" if responses else "prompt_tokens"))
+    record.output_tokens = count(usage.get("output_tokens" if responses else "completion_tokens"))
+    inputs = usage.get("input_tokens_details" if responses else "prompt_tokens_details")
+    outputs = usage.get("output_tokens_details" if responses else "completion_tokens_details")
+    record.cached_input_tokens = count(inputs.get("cached_tokens")) if isinstance(inputs, Mapping) else None
+    record.reasoning_tokens = count(outputs.get("reasoning_tokens")) if isinstance(outputs, Mapping) else None

@@ -12,6 +12,7 @@ embedders in `ragtap.embedding.factory`): a new exporter registers a factory ins
 
 from __future__ import annotations
 
+import logging
 import os
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -21,6 +22,8 @@ from ragtap.config import Config
 from ragtap.pipeline.batch import ScoringPolicy
 from ragtap.pipeline.limits import ScoringLimits
 from ragtap.scoring.refusal import RefusalDetector
+
+log = logging.getLogger("ragtap.wiring")
 
 if TYPE_CHECKING:
     from ragtap.embedding.base import Embedder
@@ -79,7 +82,11 @@ def _prometheus(config: Config, built: BuiltExporters) -> list[Exporter]:
 def _otel(config: Config, built: BuiltExporters) -> list[Exporter]:
     if not config.otel.enabled:
         return []
-    from ragtap.exporters.otel import OtelExporter
+    from ragtap.exporters.otel import OtelExporter, sdk_disabled
+
+    if sdk_disabled():  # the standard switch wins over the config: no spans, metrics or log events
+        log.warning("OTEL_SDK_DISABLED=true: OpenTelemetry export is off although [otel] enabled = true")
+        return []
 
     otel = OtelExporter(config.otel)
     if built.prometheus is not None:

@@ -5,4 +5,5 @@ cd "$(dirname "$0")/.."
 scripts/system-packages.sh
 scripts/setup.sh --test
 scripts/framework-envs.sh
+scripts/receiver-envs.sh
 exec .venv/bin/python -m pytest "$@"

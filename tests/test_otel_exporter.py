@@ -9,6 +9,8 @@ import time
 
 import pytest
 from aiohttp import web
+from opentelemetry.proto.collector.logs.v1.logs_service_pb2 import ExportLogsServiceRequest
+from opentelemetry.proto.collector.metrics.v1.metrics_service_pb2 import ExportMetricsServiceRequest
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
 from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor, SpanExportResult
@@ -288,9 +290,19 @@ def _free_port() -> int:
 
 @pytest.mark.asyncio
 async def test_otlp_http_end_to_end():
-    """A real OTLP/HTTP receiver on 127.0.0.1 decodes what the exporter sends."""
+    """A real OTLP/HTTP receiver on 127.0.0.1 decodes what the exporter sends: traces, metrics and log events."""
     received: list[ExportTraceServiceRequest] = []
     headers_seen: list[dict] = []
+    metrics_received: list[ExportMetricsServiceRequest] = []
+    logs_received: list[ExportLogsServiceRequest] = []
+
+    def decoder(kind, into):
+        async def handle(request: web.Request) -> web.Response:
+            msg = kind()
+            msg.ParseFromString(await request.read())
+            into.append(msg)
+            return web.Response(body=b"", content_type="application/x-protobuf")
+        return handle
 
     async def traces(request: web.Request) -> web.Response:
         headers_seen.append(dict(request.headers))
@@ -301,6 +313,8 @@ async def test_otlp_http_end_to_end():
 
     app = web.Application()
     app.router.add_post("/v1/traces", traces)
+    app.router.add_post("/v1/metrics", decoder(ExportMetricsServiceRequest, metrics_received))
+    app.router.add_post("/v1/logs", decoder(ExportLogsServiceRequest, logs_received))
     runner = web.AppRunner(app)
     await runner.setup()
     port = _free_port()
@@ -341,6 +355,13 @@ async def test_otlp_http_end_to_end():
     labels = {kv.key: kv.value.string_value for kv in verdicts[0].attributes}
     assert labels["gen_ai.evaluation.score.label"] == "refusal"
     assert otel.stats.exported_spans == 2 and otel.stats.failures == 0
+    metric_names = {m.name for msg in metrics_received for rm in msg.resource_metrics for sm in rm.scope_metrics
+                    for m in sm.metrics}
+    assert {"gen_ai.client.operation.duration", "gen_ai.client.token.usage",
+            "gen_ai.client.operation.time_to_first_chunk"} <= metric_names
+    records = [r for msg in logs_received for rl in msg.resource_logs for sl in rl.scope_logs for r in sl.log_records]
+    assert records and all(r.event_name == "gen_ai.evaluation.result" for r in records)
+    assert all(r.span_id == chat.span_id and r.trace_id == chat.trace_id for r in records)  # the chat span's context
 
 
 @pytest.mark.asyncio

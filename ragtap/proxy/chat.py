@@ -19,12 +19,14 @@ import aiohttp
 import orjson
 from aiohttp import web
 
-from ragtap.exchange import ExchangeRecord, request_identity
+from ragtap.cost import settle_overhead
+from ragtap.exchange import ExchangeRecord, note_request, note_usage
 from ragtap.proxy.errors import UpstreamUnavailable, bad_path_response, openai_error
+from ragtap.prompts import prompt_text
 from ragtap.proxy.inject import inject, without_ragtap_field
 from ragtap.proxy.passthrough import forward_unchanged, relay_response
 from ragtap.proxy.state import STATE, ProxyState
-from ragtap.proxy.stream import StreamOutcome, relay_injected, relay_observed, token_count
+from ragtap.proxy.stream import StreamOutcome, relay_injected, relay_observed
 from ragtap.proxy.upstream import BadPath, forward_target, request_headers, response_headers
 from ragtap.recognise import recognise
 from ragtap.split.reply import split_reply
@@ -82,7 +84,7 @@ async def handle_chat(request: web.Request) -> web.StreamResponse:
         model = body.get("model")
         record.request_model = model if isinstance(model, str) else None
         record.stream = body.get("stream") is True
-    record.user, record.session = request_identity(body, request.headers)
+    note_request(record, body, request.headers)
     context = recognition.context if recognition is not None else None
     if context is not None and not isinstance(body.get("messages"), list):  # type: ignore[union-attr]
         # A `ragtap` field but no message list to add the instruction to: the upstream judges the request itself.
@@ -128,6 +130,10 @@ def _after_response(state: ProxyState, record: ExchangeRecord, interaction: Inte
     that order, so that every hook (and the scored interaction's exporters) sees the final record."""
     if interaction is not None and interaction.supporting and record.supporting_tokens is None:
         record.supporting_tokens = count_tokens(interaction.supporting, interaction.model)
+    if interaction is not None:
+        record.output_text = interaction.answer
+    if state.prices is not None:
+        settle_overhead(record, state.prices)
     state.exporter.exchange_finished(record)
     if interaction is not None and state.scoring is not None:
         state.scoring.submit(interaction)
@@ -155,6 +161,7 @@ def _rejects_response_format(status: int, body: bytes) -> bool:
 
 async def _injected(request: web.Request, state: ProxyState, body: dict[str, Any], context: RagContext, record: ExchangeRecord) -> web.StreamResponse:
     forwarded, added_usage = inject(body, state.config.inject)
+    record.injected_instruction = prompt_text(state.config.inject.prompt)  # what ragtap's overhead cost counts
     upstream = await _send(request, state, _request_bytes(forwarded), record)
     if upstream.status == 400 and "response_format" in forwarded:
         # Some OpenAI-compatible servers reject json_object: ask again without it, once.
@@ -251,10 +258,7 @@ def _note_completion(completion: dict[str, Any] | None, record: ExchangeRecord) 
     choices = completion.get("choices")
     if isinstance(choices, list):
         record.finish_reasons = tuple(str(c.get("finish_reason")) for c in choices if isinstance(c, dict) and c.get("finish_reason"))
-    usage = completion.get("usage")
-    if isinstance(usage, dict):
-        record.input_tokens = token_count(usage.get("prompt_tokens"))
-        record.output_tokens = token_count(usage.get("completion_tokens"))
+    note_usage(record, completion.get("usage"))
 
 
 def _interaction(context: RagContext, answer: str | None, supporting: str | None, reason: str | None, record: ExchangeRecord) -> Interaction:

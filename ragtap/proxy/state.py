@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from aiohttp import web
 
 from ragtap.config import Config
+from ragtap.cost import PriceTable
 from ragtap.exporters.base import ExporterSet
 from ragtap.pipeline.queue import ScoringQueue
 from ragtap.proxy.upstream import Upstream
@@ -20,6 +21,11 @@ class ProxyState:
     exporter: ExporterSet
     scoring: ScoringQueue | None  # None when scoring is disabled
     patterns: tuple[CustomPattern, ...]
+    prices: PriceTable | None = None  # ragtap's own overhead cost ([cost]); built from `config` when not given
+
+    def __post_init__(self) -> None:
+        if self.prices is None:
+            self.prices = PriceTable(self.config.cost)
 
 
 STATE: web.AppKey[ProxyState] = web.AppKey("ragtap_state", ProxyState)

@@ -20,7 +20,7 @@ import aiohttp
 import orjson
 from aiohttp import web
 
-from ragtap.exchange import ExchangeRecord
+from ragtap.exchange import ExchangeRecord, note_usage
 from ragtap.proxy.sse import DONE_EVENT, SSEDecoder, SSELineTooLong, encode_event, take_comments
 from ragtap.proxy.upstream import response_headers
 from ragtap.split.stream import AnswerStreamExtractor, StreamResult
@@ -52,10 +52,7 @@ def _note_event(event: dict[str, Any], record: ExchangeRecord) -> None:
     if record.response_id is None:
         record.response_id = event.get("id")
         record.response_model = event.get("model")
-    usage = event.get("usage")
-    if isinstance(usage, dict):
-        record.input_tokens = token_count(usage.get("prompt_tokens"))
-        record.output_tokens = token_count(usage.get("completion_tokens"))
+    note_usage(record, event.get("usage"))
 
 
 def token_count(value: Any) -> int | None:
