@@ -164,6 +164,14 @@ class PrometheusExporter(Exporter):
             "ragtap_tokens_total",
             "Tokens reported by the upstream, by kind: input, output (includes supporting) and supporting "
             "(the part of the output spent on the supporting content).", ["model", "kind"], registry=r)
+        self.overhead_tokens = Counter(
+            "ragtap_overhead_tokens_total",
+            "Tokens ragtap itself added to exchanges: input = the injected instruction, output = the supporting "
+            "content.", ["model", "kind"], registry=r)
+        self.overhead_cost = Counter(
+            "ragtap_overhead_cost_usd_total",
+            "What ragtap's own tokens cost in USD, priced with the [cost] table (models without a price add 0).",
+            ["model"], registry=r)
 
         # --- scoring pipeline ----------------------------------------------------------------------------------
         self.queue_depth_gauge = Gauge(
@@ -262,6 +270,13 @@ class PrometheusExporter(Exporter):
                 self.tokens.labels(model, kind_).inc(value)
         if exchange.supporting_tokens:  # settled by the proxy before this hook runs
             self.tokens.labels(model, "supporting").inc(exchange.supporting_tokens)
+        overhead = exchange.overhead  # settled by the proxy before this hook runs (ragtap.cost)
+        if overhead is not None:
+            for kind_, value in (("input", overhead.input_tokens), ("output", overhead.output_tokens)):
+                if value:
+                    self.overhead_tokens.labels(model, kind_).inc(value)
+            if overhead.cost_usd:
+                self.overhead_cost.labels(model).inc(overhead.cost_usd)
 
     def passthrough_finished(self, exchange: ExchangeRecord) -> None:
         route = normalise_route(exchange.route)
