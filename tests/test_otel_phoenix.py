@@ -181,6 +181,7 @@ async def test_phoenix_receives_the_proxied_rag_exchange_over_otlp_http(phoenix,
     assert a["openinference.span.kind"] == "LLM" and a["llm.model_name"] == "gpt-4o-mini"
     assert a["llm.token_count.prompt"] == completion.usage.prompt_tokens
     assert a["llm.output_messages.0.message.content"] == completion.choices[0].message.content
+    assert a["llm.input_messages.1.message.role"] == "user" and a["llm.input_messages.1.message.content"] == rag_messages()[1]["content"]
 
     events = _events(evaluate)
     assert {name for name, _ in events} == {"gen_ai.evaluation.result"}
