@@ -403,7 +403,8 @@ class OtelExporter(Exporter):
             reader = PeriodicExportingMetricReader(CountingMetricExporter(exporter, self.stats),
                                                    export_interval_millis=interval,  # None: OTEL_METRIC_EXPORT_INTERVAL
                                                    export_timeout_millis=self.settings.export_timeout * 1000)
-        provider = MeterProvider(metric_readers=[reader], resource=resource)
+        # ragtap's own shutdown flushes it within the grace period; no second (atexit) flush against a dead collector
+        provider = MeterProvider(metric_readers=[reader], resource=resource, shutdown_on_exit=False)
         self._owned.append(provider)
         return provider
 
@@ -414,7 +415,7 @@ class OtelExporter(Exporter):
             exporter = build_log_exporter(self.settings)
             if exporter is None:
                 return None
-        provider = LoggerProvider(resource=resource)
+        provider = LoggerProvider(resource=resource, shutdown_on_exit=False)
         provider.add_log_record_processor(BatchLogRecordProcessor(CountingLogExporter(exporter, self.stats)))
         self._owned.append(provider)
         return provider
