@@ -18,7 +18,7 @@ SESSION_HEADER = "x-ragtap-session"
 CONVERSATION_HEADER = "x-ragtap-conversation"
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)  # not frozen: built per request, and a frozen init costs several times more
 class RequestParameters:
     """The request settings the GenAI conventions record on the chat span (`gen_ai.request.*`), when the app set them."""
 
@@ -34,7 +34,7 @@ class RequestParameters:
     reasoning_level: str | None = None  # `reasoning_effort`
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)  # not frozen: built per request, and a frozen init costs several times more
 class ChatMessagePart:
     """One part of a message in the GenAI conventions' message format: `text`, `tool_call` or `tool_call_response`."""
 
@@ -45,7 +45,7 @@ class ChatMessagePart:
     arguments: str | None = None  # tool call arguments (JSON text as the app sent it)
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)  # not frozen: built per request, and a frozen init costs several times more
 class ChatMessage:
     role: str
     parts: tuple[ChatMessagePart, ...]
@@ -178,9 +178,9 @@ def _whole(value: Any) -> int | None:
 def _output_type(body: Mapping[str, Any]) -> str | None:
     """`gen_ai.output.type` of a chat request (`response_format`) or a Responses request (`text.format`)."""
     fmt = body.get("response_format")
-    if fmt is None and isinstance(body.get("text"), Mapping):
+    if fmt is None and isinstance(body.get("text"), dict):
         fmt = body["text"].get("format")
-    kind = fmt.get("type") if isinstance(fmt, Mapping) else None
+    kind = fmt.get("type") if isinstance(fmt, dict) else None
     if kind in ("json_object", "json_schema"):
         return "json"
     return "text" if kind == "text" else None
@@ -194,7 +194,7 @@ def request_parameters(body: Mapping[str, Any] | None) -> RequestParameters | No
     stops = (stop,) if isinstance(stop, str) else tuple(s for s in stop if isinstance(s, str)) if isinstance(stop, list) else ()
     reasoning = body.get("reasoning")
     effort = body.get("reasoning_effort")
-    if effort is None and isinstance(reasoning, Mapping):
+    if effort is None and isinstance(reasoning, dict):
         effort = reasoning.get("effort")
     return RequestParameters(
         temperature=_number(body.get("temperature")),
@@ -216,9 +216,9 @@ def conversation_id(body: Mapping[str, Any] | None, headers: Mapping[str, str]) 
     found = _identity(headers.get(CONVERSATION_HEADER))
     if found is None and body is not None:
         conversation = body.get("conversation")
-        if isinstance(conversation, Mapping):
+        if isinstance(conversation, dict):
             conversation = conversation.get("id")
-        metadata = body.get("metadata") if isinstance(body.get("metadata"), Mapping) else {}
+        metadata = body.get("metadata") if isinstance(body.get("metadata"), dict) else {}
         found = _identity(conversation) or _identity(metadata.get("conversation_id")) or _identity(metadata.get("thread_id"))
     return found
 
@@ -227,7 +227,7 @@ def _text_of(content: Any) -> str | None:
     if isinstance(content, str):
         return content
     if isinstance(content, list):  # content parts: keep the text ones
-        texts = [p.get("text") for p in content if isinstance(p, Mapping) and isinstance(p.get("text"), str)]
+        texts = [p.get("text") for p in content if isinstance(p, dict) and isinstance(p.get("text"), str)]
         return "".join(texts) if texts else None
     return None
 
@@ -238,7 +238,7 @@ def chat_messages(messages: Any) -> tuple[ChatMessage, ...]:
         return ()
     out = []
     for message in messages:
-        if not isinstance(message, Mapping) or not isinstance(message.get("role"), str):
+        if not isinstance(message, dict) or not isinstance(message.get("role"), str):
             continue
         role, parts = message["role"], []
         text = _text_of(message.get("content"))
@@ -248,8 +248,8 @@ def chat_messages(messages: Any) -> tuple[ChatMessage, ...]:
             parts.append(ChatMessagePart("text", content=text))
         calls = message.get("tool_calls")
         for call in calls if isinstance(calls, list) else ():
-            function = call.get("function") if isinstance(call, Mapping) else None
-            if isinstance(function, Mapping):
+            function = call.get("function") if isinstance(call, dict) else None
+            if isinstance(function, dict):
                 arguments = function.get("arguments")
                 parts.append(ChatMessagePart("tool_call", id=_identity(call.get("id")), name=_identity(function.get("name")),
                                              arguments=arguments if isinstance(arguments, str) else None))
