@@ -18,7 +18,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from ragtap.config import Config
+from ragtap.config import Config, ConfigError
 from ragtap.pipeline.batch import ScoringPolicy
 from ragtap.pipeline.limits import ScoringLimits
 from ragtap.scoring.refusal import RefusalDetector
@@ -88,7 +88,10 @@ def _otel(config: Config, built: BuiltExporters) -> list[Exporter]:
         log.warning("OTEL_SDK_DISABLED=true: OpenTelemetry export is off although [otel] enabled = true")
         return []
 
-    otel = OtelExporter(config.otel)
+    try:
+        otel = OtelExporter(config.otel)
+    except ValueError as error:  # e.g. OTEL_EXPORTER_OTLP_PROTOCOL=http/json: one line, not a traceback
+        raise ConfigError(f"otel: {error}") from None
     if built.prometheus is not None:
         built.prometheus.watch_errors("otel", lambda: float(otel.stats.failures))
     if not config.judge.enabled:

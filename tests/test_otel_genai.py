@@ -308,6 +308,10 @@ def test_otel_sdk_disabled_turns_otel_off(monkeypatch):
     built = build_exporters(config)
     assert not any(isinstance(e, OtelExporter) for e in built.exporters)
     monkeypatch.setenv("OTEL_SDK_DISABLED", "false")
+    monkeypatch.setenv("OTEL_EXPORTER_OTLP_PROTOCOL", "http/json")
+    with pytest.raises(ConfigError, match="http/json"):  # one config line for `ragtap serve`, not a traceback
+        build_exporters(load_config(flags={"otel": {"enabled": True}}, environ={}))
+    monkeypatch.delenv("OTEL_EXPORTER_OTLP_PROTOCOL")
     built = build_exporters(config)
     assert any(isinstance(e, OtelExporter) for e in built.exporters)
     for exporter in built.exporters:
