@@ -297,6 +297,12 @@ def test_standard_resource_and_protocol_variables(monkeypatch):
     assert "grpc" in type(build_span_exporter(grpc_settings)).__module__
     assert "grpc" in type(build_metric_exporter(grpc_settings)).__module__
     assert "grpc" in type(build_log_exporter(grpc_settings)).__module__
+    # no endpoint set: the SDK resolves each signal from OTEL_EXPORTER_OTLP_<SIGNAL>_ENDPOINT / OTEL_EXPORTER_OTLP_ENDPOINT
+    monkeypatch.setenv("OTEL_EXPORTER_OTLP_ENDPOINT", "http://base:4318")
+    monkeypatch.setenv("OTEL_EXPORTER_OTLP_METRICS_ENDPOINT", "http://metrics:9999/custom")
+    assert build_span_exporter(OtelSettings())._endpoint == "http://base:4318/v1/traces"
+    assert build_metric_exporter(OtelSettings())._endpoint == "http://metrics:9999/custom"
+    assert build_log_exporter(OtelSettings())._endpoint == "http://base:4318/v1/logs"
     http_span = build_span_exporter(OtelSettings(endpoint="http://collector:4318"))
     assert "http" in type(http_span).__module__ and http_span._endpoint == "http://collector:4318/v1/traces"
 
