@@ -98,7 +98,7 @@ def _otel(config: Config, built: BuiltExporters) -> list[Exporter]:
         return [otel]
     from ragtap.exporters.judge import OtelJudgeExporter
 
-    return [otel, OtelJudgeExporter(otel.tracer)]
+    return [otel, OtelJudgeExporter(otel.tracer, otel.event_logger)]
 
 
 def _jsonl(config: Config, built: BuiltExporters) -> list[Exporter]:

@@ -373,3 +373,26 @@ async def test_otlp_grpc_end_to_end():
     assert "gen_ai.client.operation.duration" in metric_names
     events = [r for msg in receiver.logs for rl in msg.resource_logs for sl in rl.scope_logs for r in sl.log_records]
     assert events and {r.event_name for r in events} == {"gen_ai.evaluation.result"}
+
+
+def test_judge_results_are_log_events_on_the_chat_span_context_too():
+    """The Ragas judge's results go where ragtap's own go: `evaluate ragas` span events and log-based events."""
+    from test_judge_online import interaction, make_judgement
+
+    from ragtap.exporters.judge import OtelJudgeExporter
+
+    otel, spans, _, logs = in_memory()
+    ex = make_exchange()
+    otel.exchange_started(ex)
+    otel.exchange_finished(ex)
+    item = interaction(1)
+    item.exchange = ex
+    OtelJudgeExporter(otel.tracer, otel.event_logger).interaction_judged(item, make_judgement())
+    otel.force_flush()
+    chat = next(s for s in spans.get_finished_spans() if s.name == "chat gpt-4o")
+    records = [r.log_record for r in logs.get_finished_logs()]
+    assert {r.attributes["gen_ai.evaluation.name"] for r in records} == {"ragas.faithfulness", "ragas.answer_relevance",
+                                                                         "ragas.context_relevance"}
+    assert all(r.event_name == "gen_ai.evaluation.result" and r.span_id == chat.context.span_id for r in records)
+    assert any(s.name == "evaluate ragas" for s in spans.get_finished_spans())
+    otel.shutdown()

@@ -130,10 +130,13 @@ def _response_id(interaction: Interaction) -> str | None:
 
 class OtelJudgeExporter(Exporter):
     """Emits each judgement as an INTERNAL span `evaluate ragas` (child of the exchange's chat span when the
-    OtelExporter recorded one, else a root span) carrying the `ragas.*` evaluation events."""
+    OtelExporter recorded one, else a root span) carrying the `ragas.*` evaluation events, and, given the
+    OtelExporter's `event_logger`, the same results as log-based `gen_ai.evaluation.result` events on the chat
+    span's context (as the OtelExporter does for ragtap's own scores)."""
 
-    def __init__(self, tracer: Any) -> None:
+    def __init__(self, tracer: Any, event_logger: Any = None) -> None:
         self.tracer = tracer
+        self.event_logger = event_logger
 
     def interaction_judged(self, interaction: Interaction, judgement: Judgement) -> None:
         from opentelemetry import trace
@@ -155,3 +158,9 @@ class OtelJudgeExporter(Exporter):
         span.set_attributes(attributes)
         add_judgement_events(span, judgement, response_id, timestamp=now)
         span.end(end_time=now)
+        if self.event_logger is not None:
+            from opentelemetry._logs import LogRecord
+
+            for event in judgement_events(judgement, response_id):
+                self.event_logger.emit(LogRecord(timestamp=now, observed_timestamp=now, context=parent,
+                                                 event_name=EVALUATION_EVENT, attributes=event))
