@@ -27,6 +27,7 @@ from ragtap.judge.settings import JudgeSettings
 from ragtap.recognise import CustomPattern, patterns_from_config
 from ragtap.scoring.claims import ClaimThresholds
 from ragtap.scoring.passages import DEFAULT_MAX_WORDS
+from ragtap.triage.settings import TRACE_URL_FIELDS, TriageSettings
 from ragtap.types import Thresholds
 
 
@@ -108,6 +109,7 @@ class Config:
     otel: OtelSettings = field(default_factory=OtelSettings)
     judge: JudgeSettings = field(default_factory=JudgeSettings)
     log: LogSettings = field(default_factory=LogSettings)
+    triage: TriageSettings = field(default_factory=TriageSettings)
 
 
 # Environment variables -> (section, key).  Thresholds: RAGTAP_THRESHOLD_<METRIC>.
@@ -166,6 +168,10 @@ _LIMITS: dict[tuple[str, str], Any] = {
     ("judge", "burst_calls"): _between(1),
     ("judge", "daily_token_budget"): _between(0),
     ("judge", "max_in_flight"): _between(1),
+    ("triage", "listen_port"): _between(0, 65535),
+    ("triage", "page_size"): _between(1, 500),
+    ("triage", "poll_seconds"): _between(0),
+    ("triage", "live_lookback_s"): _between(0),
 }
 
 
@@ -291,8 +297,22 @@ def _check(config: Config) -> None:
     unknown = set(config.judge.metrics) - set(METRIC_NAMES)
     if unknown or not config.judge.metrics:
         raise ConfigError(f"judge.metrics: expected a non-empty subset of {', '.join(METRIC_NAMES)} (got {list(config.judge.metrics)!r})")
+    _check_triage(config.triage)
     if config.log.interactions_path:
         folder = Path(config.log.interactions_path).expanduser().resolve().parent
         if not folder.is_dir():
             raise ConfigError(f"log.interactions_path: the folder {folder} does not exist")
 
+
+
+def _check_triage(settings: TriageSettings) -> None:
+    if not settings.path.startswith("/") or settings.prefix == "/" or any(c in settings.path for c in "{}?#"):
+        raise ConfigError(f"triage.path: expected a path such as /triage (got {settings.path!r})")
+    if settings.trace_url:
+        url = urlsplit(settings.trace_url)
+        if url.scheme not in ("http", "https") or not url.hostname or "{trace_id}" not in settings.trace_url:
+            raise ConfigError("triage.trace_url: expected an http(s) URL template with {trace_id}, such as "
+                              f"http://127.0.0.1:16686/trace/{{trace_id}} (got {settings.trace_url!r})")
+        unknown = set(re.findall(r"{(\w*)}", settings.trace_url)) - set(TRACE_URL_FIELDS)
+        if unknown:
+            raise ConfigError(f"triage.trace_url: unknown placeholder(s) {', '.join(sorted(unknown))}: expected {{trace_id}} and {{span_id}}")
