@@ -68,12 +68,21 @@
     return `${d.getFullYear()}-${pad(d.getMonth() + 1)}-${pad(d.getDate())}T${pad(d.getHours())}:${pad(d.getMinutes())}:${pad(d.getSeconds())}`;
   }
 
-  function toMillis(value) { // "1732440000000" (Grafana ${__from}) or ISO 8601 -> epoch ms, or null
+  const UNIT_MS = { s: 1e3, m: 60e3, h: 3600e3, d: 86400e3, w: 604800e3 };
+
+  // "1732440000000" (Grafana's ${__from}), "now-15m" / "now" (Grafana's relative times, as its dashboard links
+  // send them), or ISO 8601 -> epoch ms; null when it is none of these.
+  function toMillis(value) {
     if (!value) return null;
     if (/^\d+(\.\d+)?$/.test(value)) return Number(value);
+    const relative = /^now(?:-(\d+)([smhdw]))?$/.exec(value);
+    if (relative) return Date.now() - (relative[1] ? Number(relative[1]) * UNIT_MS[relative[2]] : 0);
     const ms = Date.parse(value);
     return Number.isNaN(ms) ? null : ms;
   }
+
+  // Grafana fills ${model:csv} with its "All" value or several models; the store filters one model: show all then.
+  const ALL_MODELS = new Set([".*", "$__all", "All", "all"]);
 
   function safeHttpUrl(url) { // only http(s) links are ever put in an href
     try {
@@ -123,6 +132,8 @@
       const values = params.getAll(key).filter((v) => v.trim() !== "");
       if (values.length) filters[key] = values.join(",");
     }
+    if (filters.model !== undefined && (ALL_MODELS.has(filters.model) || /[,|{}]/.test(filters.model))) delete filters.model;
+    if (filters.to === "now") delete filters.to; // open-ended: live updates keep coming
     for (const key of ["from", "to"]) {
       if (filters[key] !== undefined) {
         const ms = toMillis(filters[key]);
