@@ -27,6 +27,7 @@ from ragtap.judge.settings import JudgeSettings
 from ragtap.recognise import CustomPattern, patterns_from_config
 from ragtap.scoring.claims import ClaimThresholds
 from ragtap.scoring.passages import DEFAULT_MAX_WORDS
+from ragtap.store.settings import CAPTURE_POLICIES, StoreSettings
 from ragtap.triage.settings import TRACE_URL_FIELDS, TriageSettings
 from ragtap.types import Thresholds
 
@@ -109,6 +110,7 @@ class Config:
     otel: OtelSettings = field(default_factory=OtelSettings)
     judge: JudgeSettings = field(default_factory=JudgeSettings)
     log: LogSettings = field(default_factory=LogSettings)
+    store: StoreSettings = field(default_factory=StoreSettings)
     triage: TriageSettings = field(default_factory=TriageSettings)
 
 
@@ -126,6 +128,9 @@ ENV_OVERRIDES: dict[str, tuple[str, str]] = {
     "RAGTAP_JUDGE_ENABLED": ("judge", "enabled"),
     "RAGTAP_JUDGE_URL": ("judge", "base_url"),
     "RAGTAP_JUDGE_MODEL": ("judge", "model"),
+    "RAGTAP_CAPTURE": ("store", "capture"),
+    "RAGTAP_STORE_PATH": ("store", "path"),
+    "RAGTAP_STORE_URL": ("store", "url"),
     **{f"RAGTAP_THRESHOLD_{m.upper()}": ("thresholds", m) for m in ("sdq", "sdrd", "sda", "qrd", "qa", "ard")},
 }
 
@@ -168,6 +173,12 @@ _LIMITS: dict[tuple[str, str], Any] = {
     ("judge", "burst_calls"): _between(1),
     ("judge", "daily_token_budget"): _between(0),
     ("judge", "max_in_flight"): _between(1),
+    ("store", "max_rows"): _between(1),
+    ("store", "max_age_days"): _between(above=0),
+    ("store", "prune_every_s"): _between(above=0),
+    ("store", "queue_size"): _between(1),
+    ("store", "batch_max"): _between(1),
+    ("store", "lock_timeout_s"): _between(above=0),
     ("triage", "listen_port"): _between(0, 65535),
     ("triage", "page_size"): _between(1, 500),
     ("triage", "poll_seconds"): _between(0),
@@ -302,6 +313,28 @@ def _check(config: Config) -> None:
         folder = Path(config.log.interactions_path).expanduser().resolve().parent
         if not folder.is_dir():
             raise ConfigError(f"log.interactions_path: the folder {folder} does not exist")
+    _check_store(config.store)
+
+
+def _check_store(store: StoreSettings) -> None:
+    if store.capture not in CAPTURE_POLICIES:
+        raise ConfigError(f"store.capture: expected one of {', '.join(CAPTURE_POLICIES)} (got {store.capture!r})")
+    if store.path and store.url:
+        raise ConfigError("store: set path (SQLite) or url (PostgreSQL), not both")
+    if store.url and urlsplit(store.url).scheme not in ("postgresql", "postgres"):
+        raise ConfigError(f"store.url: expected a postgresql:// URL (got scheme {urlsplit(store.url).scheme!r})")
+    if store.path:
+        folder = Path(store.path).expanduser().resolve().parent
+        if not folder.is_dir():
+            raise ConfigError(f"store.path: the folder {folder} does not exist")
+    for pattern in store.redact:
+        try:
+            re.compile(pattern)
+        except re.error as error:
+            raise ConfigError(f"store.redact: {pattern!r} is not a valid regex ({error})") from None
+    for header in (*store.user_headers, *store.session_headers):
+        if not re.fullmatch(r"[A-Za-z0-9!#$%&'*+.^_`|~-]+", header):
+            raise ConfigError(f"store.user_headers/session_headers: {header!r} is not a header name")
 
 
 

@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
 from ragtap.store.base import CapturedInteraction, InvalidLabel, Label, Page, StoreError, StoreQuery, UnknownInteraction
+from ragtap.store.redact import Redactor
 from ragtap.store.settings import StoreSettings
 from ragtap.store.sql import SqlConnection
 
@@ -76,6 +77,7 @@ class ThreadedStore:
         self.describe = describe  # where the store is, for log lines (never a password)
         self._on_broken = on_broken  # called with a write error; True: the backend repaired itself (retry at once)
         self.stats = StoreStats()
+        self._redact = Redactor(settings.redact, settings.redact_replacement)  # applied on our threads, before writing
         self._queue: queue.Queue[Any] = queue.Queue(maxsize=settings.queue_size)
         self._log = _RateLimitedLog()
         self._writer_connection: SqlConnection | None = None
@@ -138,7 +140,7 @@ class ThreadedStore:
                 batch.extend(self._drain())
             try:
                 if batch:
-                    self.stats.written += self._writer_db().add_many(batch)
+                    self.stats.written += self._writer_db().add_many([self._redact(item) for item in batch])
                 if time.monotonic() >= next_prune and not stopping:
                     next_prune = time.monotonic() + self.settings.prune_every_s
                     self.stats.pruned += self._writer_db().prune(self.settings.max_rows, self.settings.max_age_days * 86400, time.time())
@@ -209,7 +211,7 @@ class ThreadedStore:
 
     async def add_many(self, items: Sequence[CapturedInteraction]) -> int:
         items = list(items)
-        written = await self._run(lambda db: db.add_many(items))
+        written = await self._run(lambda db: db.add_many([self._redact(item) for item in items]))
         self.stats.written += written
         return written
 
