@@ -62,3 +62,17 @@ def captured(i: int, **changes: Any) -> CapturedInteraction:
         rag_source="explicit",
     )
     return dataclasses.replace(item, **changes)
+
+
+# ---------------------------------------------------------------------------------------- through the proxy
+# A RAG exchange whose texts attack the page, played by the scripted upstream next to the thesis's five: the
+# answer's second sentence is the model's own (a year and a name the documents lack), so it is unsupported.
+HOSTILE_QUESTION = f"Where is the Eiffel tower? {HOSTILE}"
+HOSTILE_DOCUMENTS = (
+    "The Eiffel tower is in Paris, on the Champ de Mars. It was completed in 1889 for the World's Fair.",
+    f"Tickets {HOSTILE} are sold online and at the tower.",
+)
+HOSTILE_SUPPORTED = "The Eiffel tower is in Paris, on the Champ de Mars."
+HOSTILE_UNSUPPORTED = "It was painted gold in 1999 by \"<b>Gustave Moreau</b>\" & 'friends'."
+HOSTILE_ANSWER = f"{HOSTILE_SUPPORTED} {HOSTILE_UNSUPPORTED}"
+HOSTILE_SUPPORTING = "The Eiffel tower is in Paris, on the Champ de Mars."

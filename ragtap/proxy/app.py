@@ -28,6 +28,7 @@ from ragtap.proxy.chat import handle_chat
 from ragtap.proxy.errors import openai_error
 from ragtap.proxy.passthrough import handle_passthrough
 from ragtap.proxy.state import CAPTURE_STORE, STATE, ProxyState
+from ragtap.proxy.triage import mount_triage, triage_unavailable
 from ragtap.proxy.upstream import Upstream, UpstreamTarget
 from ragtap.wiring import BuiltExporters, build_capture, build_embedder, build_exporters, build_online_judge, build_policy
 
@@ -135,6 +136,8 @@ def build_app(
         from ragtap.exporters.prometheus import add_metrics_route
 
         add_metrics_route(app, prometheus)
+    if config.triage.listen_port is None and triage_unavailable(config, built.store) is None:
+        mount_triage(app, config, built.store)  # before the catch-all: its paths are never forwarded upstream
     app.router.add_get("/healthz", _health)
     app.router.add_post("/v1/chat/completions", handle_chat)
     app.router.add_post("/chat/completions", handle_chat)  # clients whose base URL lacks /v1
