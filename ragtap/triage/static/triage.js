@@ -606,5 +606,8 @@
     window.localStorage.removeItem(TOKEN_KEY);
     window.location.reload();
   });
+  window.addEventListener("hashchange", () => { // a #token=... link opened on the page already shown
+    if (new URLSearchParams(window.location.hash.slice(1)).get("token")) start();
+  });
   start();
 })();
