@@ -131,7 +131,8 @@ async def api_measures(base: str, http: aiohttp.ClientSession, rows: int, repeat
         "user (1 in 997)": "user=user-5",
         "session (1 in 9973)": "session=session-77",
         "time range (1 h in the middle)": window,
-        "free text (FTS, two words)": "q=webhook%20snapshot",
+        "free text, two common words (most rows)": "q=webhook%20snapshot",
+        "free text, a rare word (1 row)": f"q=case%20{rows // 2 + 1}",
     }
     results: dict[str, float] = {}
     for name, query in queries.items():
@@ -139,6 +140,7 @@ async def api_measures(base: str, http: aiohttp.ClientSession, rows: int, repeat
         body = await get(path)
         assert body["items"], f"{name}: no rows"
         results[name] = await median_ms(lambda path=path: get(path), repeats)  # type: ignore[misc]
+        results[f"{name}: rows"] = len(body["items"])  # a page holds up to 50: compare like with like
 
     # a deep page: walk the cursor 199 pages down once, then time the 200th page
     cursor = None
@@ -223,17 +225,20 @@ async def measure(rows: int, repeats: int, browser: bool, folder: Path) -> dict[
 
 
 def report(big: dict[str, Any], small: dict[str, Any]) -> str:
-    lines = [f"{'measure (median ms)':42} {small['rows']:>10,} rows {big['rows']:>10,} rows {'ratio':>7}"]
+    lines = [f"{'measure (median ms) [rows on the page]':52} {small['rows']:>10,} rows {big['rows']:>13,} rows {'ratio':>7}"]
     for name, value in big["api_ms"].items():
         base = small["api_ms"][name]
-        if name == "deep page number":
-            lines.append(f"{'(the deep page is page)':42} {base:15.0f} {value:15.0f}")
+        if name.endswith(": rows"):
             continue
-        lines.append(f"{'API ' + name:42} {base:15.2f} {value:15.2f} {value / base:7.2f}")
+        if name == "deep page number":
+            lines.append(f"{'(the deep page is page)':52} {base:15.0f} {value:18.0f}")
+            continue
+        count = (f"[{small['api_ms'][name + ': rows']}]", f"[{big['api_ms'][name + ': rows']}]") if name + ": rows" in big["api_ms"] else ("", "")
+        lines.append(f"{'API ' + name:52} {base:10.2f} {count[0]:>4} {value:13.2f} {count[1]:>4} {value / base:7.2f}")
     if isinstance(big["browser_ms"], dict) and isinstance(small["browser_ms"], dict):
         for name, value in big["browser_ms"].items():
             base = small["browser_ms"][name]
-            lines.append(f"{'browser ' + name:42} {base:15.1f} {value:15.1f} {value / base:7.2f}")
+            lines.append(f"{'browser ' + name:52} {base:15.1f} {value:18.1f} {value / base:7.2f}")
     else:
         lines.append(f"browser: {big['browser_ms']}")
     lines.append(f"fill: {small['fill_rows_per_s']:,.0f} / {big['fill_rows_per_s']:,.0f} rows/s; "
