@@ -124,6 +124,8 @@ async def test_filters_select_what_they_name(start_triage) -> None:
     millis = int((NOW - 20) * 1000), int((NOW - 10) * 1000)  # Grafana's ${__from} / ${__to}
     assert await triage.ids(f"from={millis[0]}&to={millis[1]}") == expect(lambda r: NOW - 20 <= r.time < NOW - 10)
     assert await triage.ids("from=2026-09-21T14:13:00Z&to=2026-09-21T14:13:10Z") == expect(lambda r: 1789999980 <= r.time < 1789999990)
+    assert await triage.ids("from=now-15m&limit=500") == []  # Grafana's relative times: the rows are from 2026-09-21
+    assert len(await triage.ids("to=now&limit=500")) == len(ROWS)
     special = captured(500, question="Why is the sky blue?", answer="Rayleigh scattering.", claims=(), verdict="refusal")
     await triage.store.add_many([special])
     assert await triage.ids("q=rayleigh") == [special.id]
@@ -177,7 +179,8 @@ async def test_labels_are_stored_read_back_and_filterable(start_triage) -> None:
         ("limit=0", 400, "limit: expected 1 to 500"),
         ("limit=ten", 400, "limit: expected a whole number"),
         ("cursor=garbage", 400, "not a page cursor"),
-        ("from=yesterday", 400, "from: expected epoch milliseconds or ISO 8601"),
+        ("from=yesterday", 400, "from: expected epoch milliseconds, now-15m or ISO 8601"),
+        ("to=now-5y", 400, "to: expected epoch milliseconds, now-15m or ISO 8601"),
         ("from=2000&to=1000", 400, "to: must be later than from"),
         ("colour=red", 400, "unknown parameter(s) colour"),
         ("model=a&model=b", 400, "model: given 2 times"),

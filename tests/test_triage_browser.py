@@ -176,6 +176,11 @@ def live_arrival(driver: Any, before: int, question: str) -> None:
     assert driver.execute_script("return window.__ready === true"), "the page was reloaded"
     assert driver.find_element(By.CSS_SELECTOR, "#rows tr td.question").text == question
     shot(driver, "5-live")
+    # the overview of the README (docs/triage-page.png): the table with the thesis's example 2 opened
+    [hadoop] = [row for row in rows(driver) if "hadoop" in row.text]
+    hadoop.find_element(By.CSS_SELECTOR, "td.question").click()
+    until(driver, lambda d: d.find_elements(By.CSS_SELECTOR, "#d-body mark.unsupported"), "example 2's unsupported claim")
+    shot(driver, "6-overview")
 
 
 async def test_triage_page_in_headless_chromium(start_proxy, tmp_path: Path) -> None:

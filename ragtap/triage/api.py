@@ -10,7 +10,8 @@ Query parameters of `GET api/interactions` (all optional, combined with AND):
     model=, user=, session=      exact match
     q=                           free text over question, answer, supporting content and documents
     from=, to=                   time range: epoch milliseconds (what Grafana's ${__from}/${__to} give),
-                                 or ISO 8601 (2026-11-24T10:00:00Z); `from` inclusive, `to` exclusive
+                                 Grafana's now-15m / now, or ISO 8601 (2026-11-24T10:00:00Z); `from` inclusive,
+                                 `to` exclusive
     labelled=true|false
     cursor=                      the `next_cursor` of the previous page (keyset paging, newest first)
     limit=                       rows per page (1..500)
@@ -21,6 +22,7 @@ from __future__ import annotations
 import json
 import math
 import re
+import time
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from typing import Any
@@ -79,8 +81,17 @@ def _boolean(params: QueryParams, name: str) -> bool | None:
         raise BadRequest(f"{name}: expected true or false (got {value[:40]!r})") from None
 
 
-def parse_time(value: str, name: str) -> float:
-    """Epoch seconds from epoch milliseconds (Grafana's ${__from}) or ISO 8601 (a naive time is UTC)."""
+_RELATIVE = re.compile(r"now(?:-(\d+)([smhdw]))?")
+_UNIT_SECONDS = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 604800}
+
+
+def parse_time(value: str, name: str, now: float | None = None) -> float:
+    """Epoch seconds from epoch milliseconds (Grafana's ${__from}), Grafana's relative `now-15m` / `now`, or ISO 8601
+    (a naive time is UTC)."""
+    relative = _RELATIVE.fullmatch(value)
+    if relative:
+        amount, unit = relative.groups()
+        return (time.time() if now is None else now) - (int(amount) * _UNIT_SECONDS[unit] if amount else 0)
     try:
         millis = float(value)
     except ValueError:
@@ -92,7 +103,7 @@ def parse_time(value: str, name: str) -> float:
     try:
         moment = datetime.fromisoformat(value.replace("Z", "+00:00").replace("z", "+00:00"))
     except ValueError:
-        raise BadRequest(f"{name}: expected epoch milliseconds or ISO 8601 such as 2026-11-24T10:00:00Z (got {value[:40]!r})") from None
+        raise BadRequest(f"{name}: expected epoch milliseconds, now-15m or ISO 8601 such as 2026-11-24T10:00:00Z (got {value[:40]!r})") from None
     if moment.tzinfo is None:
         moment = moment.replace(tzinfo=timezone.utc)
     return moment.timestamp()
