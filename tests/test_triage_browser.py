@@ -177,6 +177,7 @@ def live_arrival(driver: Any, before: int, question: str) -> None:
     assert driver.find_element(By.CSS_SELECTOR, "#rows tr td.question").text == question
     shot(driver, "5-live")
     # the overview of the README (docs/triage-page.png): the table with the thesis's example 2 opened
+    driver.set_window_size(1920, 1000)  # wide: the table's scores stay visible beside the detail view
     [hadoop] = [row for row in rows(driver) if "hadoop" in row.text]
     hadoop.find_element(By.CSS_SELECTOR, "td.question").click()
     until(driver, lambda d: d.find_elements(By.CSS_SELECTOR, "#d-body mark.unsupported"), "example 2's unsupported claim")

@@ -510,6 +510,7 @@
     const panel = $("detail");
     const scroll = panel.scrollTop;
     panel.hidden = false;
+    document.body.classList.add("detail-open");
     try {
       const item = await api("interactions/" + encodeURIComponent(id));
       if (state.selected !== id) return;
@@ -532,6 +533,7 @@
   function closeDetail() {
     state.selected = null;
     $("detail").hidden = true;
+    document.body.classList.remove("detail-open");
     for (const tr of $("rows").children) tr.classList.remove("selected");
     writeUrl();
   }
