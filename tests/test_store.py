@@ -229,3 +229,18 @@ async def test_a_full_queue_drops_and_counts_instead_of_waiting(make_store: Call
     assert accepted <= 5 + 2  # the queue plus what the writer had taken: offer() did not wait for the lock
     assert store.stats.dropped["queue_full"] == 50 - accepted
     assert await store.flush(timeout=20)
+
+
+async def test_free_text_over_many_matches_walks_the_time_index_with_the_same_result(make_store: Callable[..., ThreadedStore],
+                                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    if make_store.backend != "sqlite":  # type: ignore[attr-defined]
+        pytest.skip("the two plans are SQLite's (PostgreSQL's planner chooses by itself)")
+    import ragtap.store.sqlite
+
+    store = make_store()
+    await store.add_many([captured(i) for i in range(30)])
+    few = [x.id for x in (await store.query(StoreQuery(text="tower", limit=12))).items]
+    monkeypatch.setattr(ragtap.store.sqlite, "FEW_MATCHES", 3)
+    many = [x.id for x in (await store.query(StoreQuery(text="tower", limit=12))).items]
+    assert few == many == [captured(i).id for i in range(12)]
+    assert await store.count(StoreQuery(text="tower")) == 30

@@ -45,7 +45,7 @@ def trace_ids(exchange: ExchangeRecord | None) -> tuple[str | None, str | None]:
     return None, None
 
 
-def _finished_epoch(exchange: ExchangeRecord | None) -> float:
+def finished_epoch(exchange: ExchangeRecord | None) -> float:
     """The wall-clock time the exchange finished (the record holds perf_counter readings)."""
     now = time.time()
     if exchange is None or exchange.finished_at is None:
@@ -62,7 +62,7 @@ def captured_interaction(interaction: Interaction, assessment: Assessment, thres
     answer_tokens = output - supporting if output is not None and supporting is not None else output
     return CapturedInteraction(
         id=uuid.uuid4().hex,
-        time=_finished_epoch(exchange),
+        time=finished_epoch(exchange),
         question=interaction.question,
         documents=interaction.documents,
         supporting=interaction.supporting,

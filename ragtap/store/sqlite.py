@@ -33,6 +33,7 @@ _FTS_SQL = (
     "INSERT INTO interactions_fts (interactions_fts, rowid, question, answer, supporting, documents) VALUES ('delete', "
     f"old.rowid, old.question, coalesce(old.answer, ''), coalesce(old.supporting, ''), {_DOCS.format(row='old')}); END",
 )
+FEW_MATCHES = 2000  # free text matching more rows than this is filtered along the time index (see text_filter)
 _LABELS_SQL = ("CREATE TABLE IF NOT EXISTS labels (seq INTEGER PRIMARY KEY AUTOINCREMENT, interaction_id TEXT NOT NULL, "
                "verdict_right BOOLEAN NOT NULL, right_verdict TEXT, note TEXT NOT NULL, time REAL NOT NULL)")
 
@@ -118,7 +119,14 @@ class SqliteConnection(SqlConnection):
         if self.fts:
             # Each word quoted: FTS5 syntax in the input ("AND", "*", quotes) is searched for, not obeyed.
             match = " ".join('"' + w.replace('"', '""') + '"' for w in found)
-            return "rowid IN (SELECT rowid FROM interactions_fts WHERE interactions_fts MATCH ?)", [match]
+            # Few matches: look them up and sort them by time.  Many (common words): walk the time index newest
+            # first and test membership (`+rowid` keeps the planner from driving the query by the match set), so
+            # the first page stops after a page of rows instead of fetching and sorting every match.
+            many = self.connection.execute(
+                "SELECT count(*) FROM (SELECT rowid FROM interactions_fts WHERE interactions_fts MATCH ? LIMIT ?)",
+                (match, FEW_MATCHES + 1)).fetchone()[0] > FEW_MATCHES
+            column = "+rowid" if many else "rowid"
+            return f"{column} IN (SELECT rowid FROM interactions_fts WHERE interactions_fts MATCH ?)", [match]
         clauses, params = [], []
         for w in found:
             pattern = "%" + w.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
