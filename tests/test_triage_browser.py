@@ -162,8 +162,6 @@ def label_scenario(driver: Any) -> None:
 
 
 def live_scenario(driver: Any, url: str, before: int) -> None:
-    from selenium.webdriver.common.by import By
-
     driver.get(url)
     until(driver, lambda d: len(rows(d)) == before, f"{before} rows")
     driver.execute_script("window.__ready = true")  # the page is not reloaded from here on

@@ -72,7 +72,7 @@ HOSTILE_DOCUMENTS = (
     "The Eiffel tower is in Paris, on the Champ de Mars. It was completed in 1889 for the World's Fair.",
     f"Tickets {HOSTILE} are sold online and at the tower.",
 )
-HOSTILE_SUPPORTED = "The Eiffel tower is in Paris, on the Champ de Mars."
+HOSTILE_SUPPORTED = "The Eiffel tower 🗼 is in Paris, on the Champ de Mars."  # non-BMP: offsets are code points
 HOSTILE_UNSUPPORTED = "It was painted gold in 1999 by \"<b>Gustave Moreau</b>\" & 'friends'."
 HOSTILE_ANSWER = f"{HOSTILE_SUPPORTED} {HOSTILE_UNSUPPORTED}"
 HOSTILE_SUPPORTING = "The Eiffel tower is in Paris, on the Champ de Mars."
