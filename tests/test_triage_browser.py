@@ -159,6 +159,16 @@ def label_scenario(driver: Any) -> None:
     assert_nothing_ran(driver)
     driver.execute_script("document.getElementById('label-form').scrollIntoView()")
     shot(driver, "4-labelled")
+    # the label filter: the labelled row leaves "not labelled" and is the one "labelled" row
+    driver.find_element(By.ID, "clear").click()
+    until(driver, lambda d: len(rows(d)) == 6, "6 rows after clear")
+    Select(driver.find_element(By.ID, "f-labelled")).select_by_value("false")
+    driver.find_element(By.ID, "apply").click()
+    until(driver, lambda d: len(rows(d)) == 5, "the 5 rows not labelled")
+    Select(driver.find_element(By.ID, "f-labelled")).select_by_value("true")
+    driver.find_element(By.ID, "apply").click()
+    until(driver, lambda d: len(rows(d)) == 1 and "wrong → grounded" in d.find_element(By.CSS_SELECTOR, "#rows td.label").text, "the labelled row")
+    assert "labelled=true" in driver.current_url
 
 
 def live_scenario(driver: Any, url: str, before: int) -> None:

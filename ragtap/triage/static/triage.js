@@ -148,6 +148,7 @@
     const chosen = (filters.verdict || "").split(",");
     for (const box of document.querySelectorAll("#verdicts input")) box.checked = chosen.includes(box.value);
     $("f-poor").value = filters.poor_retrieval || "";
+    $("f-labelled").value = filters.labelled || "";
     $("f-model").value = filters.model || "";
     $("f-user").value = filters.user || "";
     $("f-session").value = filters.session || "";
@@ -160,7 +161,7 @@
     const filters = {};
     const verdicts = [...document.querySelectorAll("#verdicts input:checked")].map((box) => box.value);
     if (verdicts.length) filters.verdict = verdicts.join(",");
-    const text = { poor_retrieval: "f-poor", model: "f-model", user: "f-user", session: "f-session", q: "f-q" };
+    const text = { poor_retrieval: "f-poor", labelled: "f-labelled", model: "f-model", user: "f-user", session: "f-session", q: "f-q" };
     for (const [key, id] of Object.entries(text)) {
       const value = $(id).value.trim();
       if (value) filters[key] = value;
@@ -169,7 +170,6 @@
       const value = $(id).value;
       if (value) filters[key] = String(new Date(value).getTime()); // datetime-local is local time
     }
-    if (state.filters.labelled) filters.labelled = state.filters.labelled; // kept from the URL (no control)
     return filters;
   }
 
