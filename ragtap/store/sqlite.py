@@ -91,6 +91,9 @@ class SqliteConnection(SqlConnection):
         if not self.fts:
             self.fts = bool(c.execute("SELECT count(*) FROM sqlite_master WHERE name = 'interactions_fts'").fetchone()[0])
 
+    def maintain(self) -> None:
+        self.connection.execute("PRAGMA optimize")  # analyses only the tables whose statistics are stale
+
     @contextlib.contextmanager
     def transaction(self) -> Iterator[Any]:
         c = self.connection
