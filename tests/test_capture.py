@@ -232,3 +232,16 @@ async def test_store_drops_show_on_the_proxys_metrics_endpoint(embedder, tmp_pat
     assert 'ragtap_store_written_total{backend="sqlite"} 1.0' in text
     assert 'ragtap_store_dropped_total{backend="sqlite",reason="write_failed"} 1.0' in text
     assert "ragtap_store_write_failures_total" in text
+
+
+@pytest.mark.parametrize(("verdict", "poor", "policy", "kept"), [
+    ("grounded", False, "flagged", False), ("grounded", True, "flagged", True), ("grounded", None, "flagged", False),
+    ("parametric", False, "flagged", True), ("unscored", None, "flagged", True), ("grounded", False, "all", True),
+    ("refusal", True, "none", False),
+])
+def test_the_capture_policy(verdict: str, poor: bool | None, policy: str, kept: bool) -> None:
+    from ragtap.exporters.store import should_capture
+    from ragtap.types import Assessment, Scores, Verdict
+
+    assessment = Assessment(Scores(), {}, Verdict(verdict), poor, "")
+    assert should_capture(policy, assessment) is kept
