@@ -127,6 +127,7 @@ async def test_a_locked_sqlite_file_drops_and_counts_then_capture_resumes(start_
         assert await store.flush(timeout=15)
         assert store.stats.dropped["write_failed"] > 0 and store.stats.failures > 0
         assert "locked" in (store.stats.last_error or "")
+        assert await store.count(StoreQuery(user="alice-1")) == 5  # WAL: the triage page still reads meanwhile
     finally:
         blocker.execute("ROLLBACK")
         blocker.close()
