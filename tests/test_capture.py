@@ -127,6 +127,7 @@ async def test_a_locked_sqlite_file_drops_and_counts_then_capture_resumes(start_
         assert await store.flush(timeout=15)
         assert store.stats.dropped["write_failed"] > 0 and store.stats.failures > 0
         assert "locked" in (store.stats.last_error or "")
+        assert await store.count(StoreQuery(user="alice-1")) == 5  # WAL: the triage page still reads meanwhile
     finally:
         blocker.execute("ROLLBACK")
         blocker.close()
@@ -190,3 +191,58 @@ async def test_an_unreachable_postgresql_drops_and_counts_then_capture_resumes(s
             break
     assert await store.count(StoreQuery(user="alice-3")) >= 5
     assert store.stats.recovered >= 1
+
+
+async def test_store_drops_show_on_the_proxys_metrics_endpoint(embedder, tmp_path: Path) -> None:
+    """The configured exporters (Prometheus among them), not a test double: the drop counter is on /metrics."""
+    import aiohttp
+    import openai
+
+    from ragtap.config import load_config
+    from ragtap.proxy.server import RagtapServer
+    from ragtap.testing.upstream import ScriptedUpstream
+
+    from conftest import ENV
+
+    path = tmp_path / "c.sqlite3"
+    async with ScriptedUpstream(thesis_script) as upstream:
+        config = load_config(environ=ENV, flags={"server": {"upstream": upstream.base_url, "port": 0, "shutdown_grace_s": 2.0},
+                                                 "store": {"path": str(path), "capture": "all", "lock_timeout_s": 0.3}})
+        async with RagtapServer(config, embedder=embedder) as server:
+            store = server.app[CAPTURE_STORE]
+            client = openai.AsyncOpenAI(base_url=server.base_url, api_key="sk-test", max_retries=0, timeout=15)
+            case = CASES[0]
+            ask = lambda: client.chat.completions.create(model=MODEL, messages=rag_messages(case.question, case.retrieved),  # noqa: E731
+                                                         extra_body=explicit(case.question, case.retrieved))
+            await ask()
+            deadline = time.monotonic() + 15
+            while store.stats.written < 1 and time.monotonic() < deadline:
+                await asyncio.sleep(0.05)
+            blocker = sqlite3.connect(path, isolation_level=None)
+            blocker.execute("BEGIN EXCLUSIVE")
+            try:
+                await ask()
+                while store.stats.dropped["write_failed"] < 1 and time.monotonic() < deadline:
+                    await asyncio.sleep(0.05)
+            finally:
+                blocker.execute("ROLLBACK")
+                blocker.close()
+            async with aiohttp.ClientSession() as session, session.get(f"{server.base_url.removesuffix('/v1')}/metrics") as reply:
+                text = await reply.text()
+            await client.close()
+    assert 'ragtap_store_written_total{backend="sqlite"} 1.0' in text
+    assert 'ragtap_store_dropped_total{backend="sqlite",reason="write_failed"} 1.0' in text
+    assert "ragtap_store_write_failures_total" in text
+
+
+@pytest.mark.parametrize(("verdict", "poor", "policy", "kept"), [
+    ("grounded", False, "flagged", False), ("grounded", True, "flagged", True), ("grounded", None, "flagged", False),
+    ("parametric", False, "flagged", True), ("unscored", None, "flagged", True), ("grounded", False, "all", True),
+    ("refusal", True, "none", False),
+])
+def test_the_capture_policy(verdict: str, poor: bool | None, policy: str, kept: bool) -> None:
+    from ragtap.exporters.store import should_capture
+    from ragtap.types import Assessment, Scores, Verdict
+
+    assessment = Assessment(Scores(), {}, Verdict(verdict), poor, "")
+    assert should_capture(policy, assessment) is kept

@@ -193,6 +193,10 @@ class CaptureStore(Protocol):
         """How many interactions match the query's filters (paging ignored)."""
         ...
 
+    async def flush(self, timeout: float = 10.0) -> bool:
+        """Wait (bounded) until every offered row was written or dropped; True when it got there."""
+        ...
+
     async def close(self) -> None:
         """Write what is queued (bounded by a timeout), stop the threads, close the connections."""
         ...

@@ -131,6 +131,9 @@ class SqlConnection:
         """The WHERE clause (and its parameters) for free text, None when the text has no words."""
         raise NotImplementedError
 
+    def maintain(self) -> None:
+        """Keep the planner's statistics current (after pruning); PostgreSQL's autovacuum does it by itself."""
+
     def close(self) -> None:
         with contextlib.suppress(Exception):
             self.connection.close()
@@ -235,6 +238,7 @@ class SqlConnection:
                     "DELETE FROM interactions WHERE id IN (SELECT id FROM interactions WHERE label_time IS NULL "
                     "ORDER BY time, id LIMIT ?)", [excess])
                 deleted += max(cursor.rowcount, 0)
+        self.maintain()
         return deleted
 
 

@@ -75,6 +75,10 @@ class SqliteConnection(SqlConnection):
         c = self.connection
         c.execute("PRAGMA journal_mode=WAL")
         c.execute("PRAGMA synchronous=NORMAL")  # WAL + NORMAL: durable across crashes of ragtap, fast commits
+        existing = {row[0] for row in c.execute("SELECT name FROM sqlite_master WHERE type IN ('table', 'trigger', 'index')")}
+        if {"interactions", "labels", "interactions_fts", "interactions_fts_delete", "interactions_by_label"} <= existing:
+            self.fts = True  # all there: no write lock needed (a reader can open while another process writes)
+            return
         with self.transaction():
             c.execute(table_sql("REAL"))
             c.execute(_LABELS_SQL)
@@ -90,6 +94,9 @@ class SqliteConnection(SqlConnection):
                 log.warning("SQLite without FTS5/JSON (%s): free-text search scans rows", error)
         if not self.fts:
             self.fts = bool(c.execute("SELECT count(*) FROM sqlite_master WHERE name = 'interactions_fts'").fetchone()[0])
+
+    def maintain(self) -> None:
+        self.connection.execute("PRAGMA optimize")  # analyses only the tables whose statistics are stale
 
     @contextlib.contextmanager
     def transaction(self) -> Iterator[Any]:

@@ -47,6 +47,10 @@ class StoreStats:
     last_error: str | None = None
     lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
+    def add_written(self, n: int) -> None:
+        with self.lock:  # the writer thread and the reader thread (add_many) both count
+            self.written += n
+
     def drop(self, reason: str, n: int = 1) -> None:
         with self.lock:
             self.dropped[reason] = self.dropped.get(reason, 0) + n
@@ -140,7 +144,7 @@ class ThreadedStore:
                 batch.extend(self._drain())
             try:
                 if batch:
-                    self.stats.written += self._writer_db().add_many([self._redact(item) for item in batch])
+                    self.stats.add_written(self._writer_db().add_many([self._redact(item) for item in batch]))
                 if time.monotonic() >= next_prune and not stopping:
                     next_prune = time.monotonic() + self.settings.prune_every_s
                     self.stats.pruned += self._writer_db().prune(self.settings.max_rows, self.settings.max_age_days * 86400, time.time())
@@ -212,7 +216,7 @@ class ThreadedStore:
     async def add_many(self, items: Sequence[CapturedInteraction]) -> int:
         items = list(items)
         written = await self._run(lambda db: db.add_many([self._redact(item) for item in items]))
-        self.stats.written += written
+        self.stats.add_written(written)
         return written
 
     async def query(self, query: StoreQuery) -> Page:
