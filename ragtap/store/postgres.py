@@ -15,6 +15,7 @@ from ragtap.store.base import CapturedInteraction, StoreError
 from ragtap.store.sql import COLUMNS, INDEX_SQL, SqlConnection, row_values, search_text, table_sql, words
 
 _SCHEMA_LOCK = 0x72616774  # "ragt": the advisory lock key taken while creating the schema
+_PRUNE_LOCK = _SCHEMA_LOCK + 1  # one replica prunes at a time; the others skip that round
 _LABELS_SQL = ("CREATE TABLE IF NOT EXISTS labels (seq BIGSERIAL PRIMARY KEY, interaction_id TEXT NOT NULL, "
                "verdict_right BOOLEAN NOT NULL, right_verdict TEXT, note TEXT NOT NULL, time DOUBLE PRECISION NOT NULL)")
 
@@ -54,6 +55,12 @@ class PostgresConnection(SqlConnection):
     def transaction(self) -> Iterator[Any]:
         with self.connection.transaction():
             yield self.connection
+
+    def prune(self, max_rows: int, max_age_s: float, now: float) -> int:
+        with self.transaction() as c:
+            if not c.execute("SELECT pg_try_advisory_xact_lock(%s)", (_PRUNE_LOCK,)).fetchone()[0]:
+                return 0
+            return super().prune(max_rows, max_age_s, now)
 
     def insert_rows(self, items: Sequence[CapturedInteraction]) -> None:
         marks = ", ".join("%s" for _ in COLUMNS)

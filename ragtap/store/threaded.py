@@ -142,10 +142,14 @@ class ThreadedStore:
             batch, stopping = self._take_batch(timeout)
             if stopping:  # write what is still queued, then leave
                 batch.extend(self._drain())
+            prune_due = time.monotonic() >= next_prune and not stopping
+            if not batch and not prune_due:
+                self._release(0, stopping)
+                continue  # nothing touched the database: a backoff stays as it was
             try:
                 if batch:
                     self.stats.add_written(self._writer_db().add_many([self._redact(item) for item in batch]))
-                if time.monotonic() >= next_prune and not stopping:
+                if prune_due:
                     next_prune = time.monotonic() + self.settings.prune_every_s
                     self.stats.pruned += self._writer_db().prune(self.settings.max_rows, self.settings.max_age_days * 86400, time.time())
                 if backoff:
@@ -162,9 +166,13 @@ class ThreadedStore:
                 repaired = self._on_broken is not None and self._on_broken(error)
                 backoff = 0.0 if repaired else min(BACKOFF_MAX_S, max(BACKOFF_FIRST_S, backoff * 2))
             finally:
-                for _ in range(len(batch) + (1 if stopping else 0)):
-                    self._queue.task_done()
+                self._release(len(batch), stopping)
         self._close_writer()
+
+    def _release(self, rows: int, stopping: bool) -> None:
+        """Mark the rows taken from the queue (and the stop marker) as handled, for `flush()`."""
+        for _ in range(rows + (1 if stopping else 0)):
+            self._queue.task_done()
 
     def _drain(self) -> list[CapturedInteraction]:
         rest = []
