@@ -15,6 +15,7 @@ COMMANDS: dict[str, str] = {
     "calibrate": "calibrate",
     "judge": "judge",
     "recognise": "recognise",
+    "export": "export",
 }
 
 

@@ -28,6 +28,8 @@ from ragtap.judge.settings import JudgeSettings
 from ragtap.recognise import CustomPattern, patterns_from_config
 from ragtap.scoring.claims import ClaimThresholds
 from ragtap.scoring.passages import DEFAULT_MAX_WORDS
+from ragtap.store.settings import CAPTURE_POLICIES, StoreSettings
+from ragtap.triage.settings import TRACE_URL_FIELDS, TriageSettings
 from ragtap.types import Thresholds
 
 
@@ -110,6 +112,8 @@ class Config:
     cost: CostSettings = field(default_factory=CostSettings)
     judge: JudgeSettings = field(default_factory=JudgeSettings)
     log: LogSettings = field(default_factory=LogSettings)
+    store: StoreSettings = field(default_factory=StoreSettings)
+    triage: TriageSettings = field(default_factory=TriageSettings)
 
 
 # Environment variables -> (section, key).  Thresholds: RAGTAP_THRESHOLD_<METRIC>.
@@ -126,6 +130,9 @@ ENV_OVERRIDES: dict[str, tuple[str, str]] = {
     "RAGTAP_JUDGE_ENABLED": ("judge", "enabled"),
     "RAGTAP_JUDGE_URL": ("judge", "base_url"),
     "RAGTAP_JUDGE_MODEL": ("judge", "model"),
+    "RAGTAP_CAPTURE": ("store", "capture"),
+    "RAGTAP_STORE_PATH": ("store", "path"),
+    "RAGTAP_STORE_URL": ("store", "url"),
     **{f"RAGTAP_THRESHOLD_{m.upper()}": ("thresholds", m) for m in ("sdq", "sdrd", "sda", "qrd", "qa", "ard")},
     # Every [otel] key: RAGTAP_OTEL_ENABLED, RAGTAP_OTEL_PROTOCOL, RAGTAP_OTEL_HEADERS ("k=v,k2=v2"), ...
     **{f"RAGTAP_OTEL_{f.name.upper()}": ("otel", f.name) for f in dataclasses.fields(OtelSettings)},
@@ -172,6 +179,16 @@ _LIMITS: dict[tuple[str, str], Any] = {
     ("judge", "burst_calls"): _between(1),
     ("judge", "daily_token_budget"): _between(0),
     ("judge", "max_in_flight"): _between(1),
+    ("store", "max_rows"): _between(1),
+    ("store", "max_age_days"): _between(above=0),
+    ("store", "prune_every_s"): _between(above=0),
+    ("store", "queue_size"): _between(1),
+    ("store", "batch_max"): _between(1),
+    ("store", "lock_timeout_s"): _between(above=0),
+    ("triage", "listen_port"): _between(0, 65535),
+    ("triage", "page_size"): _between(1, 500),
+    ("triage", "poll_seconds"): _between(0),
+    ("triage", "live_lookback_s"): _between(0),
 }
 
 
@@ -300,8 +317,44 @@ def _check(config: Config) -> None:
     unknown = set(config.judge.metrics) - set(METRIC_NAMES)
     if unknown or not config.judge.metrics:
         raise ConfigError(f"judge.metrics: expected a non-empty subset of {', '.join(METRIC_NAMES)} (got {list(config.judge.metrics)!r})")
+    _check_triage(config.triage)
     if config.log.interactions_path:
         folder = Path(config.log.interactions_path).expanduser().resolve().parent
         if not folder.is_dir():
             raise ConfigError(f"log.interactions_path: the folder {folder} does not exist")
+    _check_store(config.store)
 
+
+def _check_store(store: StoreSettings) -> None:
+    if store.capture not in CAPTURE_POLICIES:
+        raise ConfigError(f"store.capture: expected one of {', '.join(CAPTURE_POLICIES)} (got {store.capture!r})")
+    if store.path and store.url:
+        raise ConfigError("store: set path (SQLite) or url (PostgreSQL), not both")
+    if store.url and urlsplit(store.url).scheme not in ("postgresql", "postgres"):
+        raise ConfigError(f"store.url: expected a postgresql:// URL (got scheme {urlsplit(store.url).scheme!r})")
+    if store.path:
+        folder = Path(store.path).expanduser().resolve().parent
+        if not folder.is_dir():
+            raise ConfigError(f"store.path: the folder {folder} does not exist")
+    for pattern in store.redact:
+        try:
+            re.compile(pattern)
+        except re.error as error:
+            raise ConfigError(f"store.redact: {pattern!r} is not a valid regex ({error})") from None
+    for header in (*store.user_headers, *store.session_headers):
+        if not re.fullmatch(r"[A-Za-z0-9!#$%&'*+.^_`|~-]+", header):
+            raise ConfigError(f"store.user_headers/session_headers: {header!r} is not a header name")
+
+
+
+def _check_triage(settings: TriageSettings) -> None:
+    if not settings.path.startswith("/") or settings.prefix == "/" or any(c in settings.path for c in "{}?#"):
+        raise ConfigError(f"triage.path: expected a path such as /triage (got {settings.path!r})")
+    if settings.trace_url:
+        url = urlsplit(settings.trace_url)
+        if url.scheme not in ("http", "https") or not url.hostname or "{trace_id}" not in settings.trace_url:
+            raise ConfigError("triage.trace_url: expected an http(s) URL template with {trace_id}, such as "
+                              f"http://127.0.0.1:16686/trace/{{trace_id}} (got {settings.trace_url!r})")
+        unknown = set(re.findall(r"{(\w*)}", settings.trace_url)) - set(TRACE_URL_FIELDS)
+        if unknown:
+            raise ConfigError(f"triage.trace_url: unknown placeholder(s) {', '.join(sorted(unknown))}: expected {{trace_id}} and {{span_id}}")

@@ -144,23 +144,35 @@ def _identity(value: Any) -> str | None:
     return None
 
 
-def request_identity(body: Mapping[str, Any] | None, headers: Mapping[str, str]) -> tuple[str | None, str | None]:
-    """(user, session) of a request: the x-ragtap-* headers first (set by a gateway the app trusts), then the
-    body's OpenAI fields: `user` (or its successor `safety_identifier`) and `metadata.user_id` /
-    `metadata.session_id` (OpenAI's free-form metadata; LangChain and the Agents SDK pass it through)."""
+def request_identity(
+    body: Mapping[str, Any] | None,
+    headers: Mapping[str, str],
+    user_headers: tuple[str, ...] = (USER_HEADER,),
+    session_headers: tuple[str, ...] = (SESSION_HEADER,),
+) -> tuple[str | None, str | None]:
+    """(user, session) of a request: the headers first (x-ragtap-* by default, `[store] user_headers` /
+    `session_headers`: set by a gateway the app trusts), then the body's OpenAI fields: `user` (or its successor
+    `safety_identifier`) and `metadata.user_id` / `metadata.session_id` (OpenAI's free-form metadata; LangChain and
+    the Agents SDK pass it through)."""
     metadata = body.get("metadata") if body is not None else None
     metadata = metadata if isinstance(metadata, Mapping) else {}
-    user = _identity(headers.get(USER_HEADER))
+    user = next((found for name in user_headers if (found := _identity(headers.get(name))) is not None), None)
     if user is None and body is not None:
         user = _identity(body.get("user")) or _identity(body.get("safety_identifier")) or _identity(metadata.get("user_id"))
-    session = _identity(headers.get(SESSION_HEADER)) or _identity(metadata.get("session_id"))
-    return user, session
+    session = next((found for name in session_headers if (found := _identity(headers.get(name))) is not None), None)
+    return user, session or _identity(metadata.get("session_id"))
 
 
-def note_request(record: ExchangeRecord, body: Mapping[str, Any] | None, headers: Mapping[str, str]) -> None:
+def note_request(
+    record: ExchangeRecord,
+    body: Mapping[str, Any] | None,
+    headers: Mapping[str, str],
+    user_headers: tuple[str, ...] = (USER_HEADER,),
+    session_headers: tuple[str, ...] = (SESSION_HEADER,),
+) -> None:
     """Everything the exporters and the capture store read from the request itself: who asked (user, session,
     conversation), the sampling settings and reply format, and the chat messages (typed, texts not copied)."""
-    record.user, record.session = request_identity(body, headers)
+    record.user, record.session = request_identity(body, headers, user_headers, session_headers)
     record.conversation_id = conversation_id(body, headers)
     record.parameters = request_parameters(body)
     if body is not None:

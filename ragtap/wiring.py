@@ -30,6 +30,7 @@ if TYPE_CHECKING:
     from ragtap.exporters.base import Exporter
     from ragtap.exporters.prometheus import PrometheusExporter
     from ragtap.pipeline.online_judge import OnlineJudge
+    from ragtap.store.threaded import ThreadedStore
 
 
 def build_embedder(config: Config, *, all_cores: bool = False) -> Embedder:
@@ -64,6 +65,7 @@ def build_policy(config: Config) -> ScoringPolicy:
 class BuiltExporters:
     exporters: list[Exporter] = field(default_factory=list)
     prometheus: PrometheusExporter | None = None  # also serves /metrics, and other parts register gauges on it
+    store: ThreadedStore | None = None  # the capture store (for the triage page), when [store] turns it on
 
 
 # A factory returns the exporters its part of the config turns on (none when it is off).
@@ -109,8 +111,25 @@ def _jsonl(config: Config, built: BuiltExporters) -> list[Exporter]:
     return [JsonlExporter(config.log.interactions_path)]
 
 
+def build_capture(config: Config, built: BuiltExporters) -> list[Exporter]:
+    """The capture store and its exporter, when `[store]` names a database and the policy is not `none`.
+
+    The database is opened lazily by the store's own threads: one that is down at start-up costs dropped
+    (counted) rows, never a failed start."""
+    if not config.store.enabled:
+        return []
+    from ragtap.exporters.store import StoreExporter, watch
+    from ragtap.store.factory import open_store
+
+    store = open_store(config.store)
+    built.store = store
+    if built.prometheus is not None:
+        watch(store, built.prometheus.registry, config.store.backend)
+    return [StoreExporter(store, config.store, config.thresholds, close_timeout=max(1.0, config.server.shutdown_grace_s / 2))]
+
+
 # Name -> factory, in build order (Prometheus first: later exporters may register their error counts on it).
-EXPORTERS: dict[str, ExporterFactory] = {"prometheus": _prometheus, "otel": _otel, "jsonl": _jsonl}
+EXPORTERS: dict[str, ExporterFactory] = {"prometheus": _prometheus, "otel": _otel, "jsonl": _jsonl, "store": build_capture}
 
 
 def register_exporter(name: str, factory: ExporterFactory) -> None:

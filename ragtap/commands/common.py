@@ -39,3 +39,21 @@ def read_interaction_file(name: str) -> list[Interaction]:
     if not path.is_file():
         raise CommandError(f"no such file: {path}")
     return list(read_interactions(path))
+
+
+def store_settings(config_path: str | None, where: str | None):  # type: ignore[no-untyped-def]
+    """The `[store]` settings of the config, with `where` (a SQLite path or a postgresql:// URL) in place of
+    the configured location when given.  CommandError when neither names a store."""
+    import dataclasses
+
+    from ragtap.config import load_config
+
+    settings = load_config(config_path).store
+    if where:
+        is_url = where.startswith(("postgresql://", "postgres://"))
+        settings = dataclasses.replace(settings, url=where if is_url else None, path=None if is_url else where)
+        if not is_url and not Path(where).is_file():
+            raise CommandError(f"no capture store at {where}")
+    if not (settings.path or settings.url):
+        raise CommandError("no capture store: set [store] path or url in the config (--config), or pass --store")
+    return dataclasses.replace(settings, capture="all" if settings.capture == "none" else settings.capture)

@@ -39,7 +39,11 @@ async def _serve(config) -> None:  # type: ignore[no-untyped-def]
     # collector's view, so a full collection does not stall the event loop for tens of milliseconds.
     gc.collect()
     gc.freeze()
-    print(f"ragtap listening on {server.base_url} -> {_redacted(config.server.upstream)}", file=sys.stderr, flush=True)
+    triage = server.triage_url or f"{server.triage_unavailable}"
+    print(f"ragtap listening on {server.base_url} -> {_redacted(config.server.upstream)}; triage page: {triage}", file=sys.stderr, flush=True)
+    if config.store.enabled:
+        where = config.store.path or _redacted(config.store.url or "")
+        print(f"capture store: {config.store.backend} {where} (capture {config.store.capture})", file=sys.stderr, flush=True)
     await stop.wait()
     print("ragtap: shutting down (finishing in-flight requests, draining scoring)", file=sys.stderr, flush=True)
     await server.stop()

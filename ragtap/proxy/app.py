@@ -27,9 +27,10 @@ from ragtap.pipeline.queue import ScoringQueue
 from ragtap.proxy.chat import handle_chat
 from ragtap.proxy.errors import openai_error
 from ragtap.proxy.passthrough import handle_passthrough
-from ragtap.proxy.state import STATE, ProxyState
+from ragtap.proxy.state import CAPTURE_STORE, STATE, ProxyState
+from ragtap.proxy.triage import mount_triage, triage_unavailable
 from ragtap.proxy.upstream import Upstream, UpstreamTarget
-from ragtap.wiring import BuiltExporters, build_embedder, build_exporters, build_online_judge, build_policy
+from ragtap.wiring import BuiltExporters, build_capture, build_embedder, build_exporters, build_online_judge, build_policy
 
 if TYPE_CHECKING:
     from ragtap.embedding.base import Embedder
@@ -101,6 +102,8 @@ def build_app(
 ) -> web.Application:
     """The proxy app.  `embedder`/`exporters` replace the configured ones (the demo and tests pass their own)."""
     built = build_exporters(config) if exporters is None else BuiltExporters(list(exporters))
+    if exporters is not None:  # the capture store is a part of ragtap, not an exporter a caller replaces
+        built.exporters.extend(build_capture(config, built))
     prometheus = built.prometheus
     exporter = ExporterSet(built.exporters)
     if prometheus is not None:
@@ -133,6 +136,8 @@ def build_app(
         from ragtap.exporters.prometheus import add_metrics_route
 
         add_metrics_route(app, prometheus)
+    if config.triage.listen_port is None and triage_unavailable(config, built.store) is None:
+        mount_triage(app, config, built.store)  # before the catch-all: its paths are never forwarded upstream
     app.router.add_get("/healthz", _health)
     app.router.add_post("/v1/chat/completions", handle_chat)
     app.router.add_post("/chat/completions", handle_chat)  # clients whose base URL lacks /v1
@@ -140,6 +145,7 @@ def build_app(
 
     _add_lifecycle(app, server.shutdown_grace_s, upstream, scoring, online_judge, exporter)
     app[PROMETHEUS] = prometheus
+    app[CAPTURE_STORE] = built.store
     return app
 
 

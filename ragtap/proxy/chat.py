@@ -84,7 +84,8 @@ async def handle_chat(request: web.Request) -> web.StreamResponse:
         model = body.get("model")
         record.request_model = model if isinstance(model, str) else None
         record.stream = body.get("stream") is True
-    note_request(record, body, request.headers)
+    identity = state.config.store
+    note_request(record, body, request.headers, identity.user_headers, identity.session_headers)
     context = recognition.context if recognition is not None else None
     if context is not None and not isinstance(body.get("messages"), list):  # type: ignore[union-attr]
         # A `ragtap` field but no message list to add the instruction to: the upstream judges the request itself.

@@ -18,7 +18,8 @@ from aiohttp.http_exceptions import HttpProcessingError
 from ragtap.config import Config
 from ragtap.exporters.base import Exporter
 from ragtap.proxy.app import PROMETHEUS, build_app
-from ragtap.proxy.state import STATE, ProxyState
+from ragtap.proxy.state import CAPTURE_STORE, STATE, ProxyState
+from ragtap.proxy.triage import mount_triage, triage_host, triage_page_url, triage_unavailable
 
 if TYPE_CHECKING:
     from ragtap.embedding.base import Embedder
@@ -68,6 +69,7 @@ class RagtapServer:
         self.host = config.server.host
         self.port = config.server.port
         self.metrics_port: int | None = None
+        self.triage_port: int | None = None  # where the triage page listens (the proxy's port unless its own)
         self._runners: list[web.AppRunner] = []
 
     @property
@@ -77,6 +79,18 @@ class RagtapServer:
     @property
     def base_url(self) -> str:
         return f"http://{self.host}:{self.port}/v1"
+
+    @property
+    def triage_unavailable(self) -> str | None:
+        """Why the triage page is not served, or None when it is."""
+        return triage_unavailable(self.config, self.app[CAPTURE_STORE])
+
+    @property
+    def triage_url(self) -> str | None:
+        """The triage page's full URL once listening (None when it is not served)."""
+        if self.triage_port is None:
+            return None
+        return triage_page_url(self.config, triage_host(self.config), self.triage_port)
 
     async def start(self) -> RagtapServer:
         warning = metrics_exposure_warning(self.config)
@@ -108,7 +122,28 @@ class RagtapServer:
             metrics_site = web.TCPSite(metrics_runner, settings.listen_host or self.host, settings.listen_port)
             await metrics_site.start()
             self.metrics_port = _bound_port(metrics_site)
+        await self._start_triage()
         return self
+
+    async def _start_triage(self) -> None:
+        problem = self.triage_unavailable
+        if problem is not None:
+            if self.config.triage.enabled and self.app[CAPTURE_STORE] is not None:
+                log.warning("triage page %s", problem)  # turned off for safety: say so once
+            return
+        if self.config.triage.listen_port is None:
+            self.triage_port = self.port  # mounted on the proxy's app by build_app
+            return
+        triage_app = web.Application()
+        mount_triage(triage_app, self.config, self.app[CAPTURE_STORE])
+        runner = web.AppRunner(triage_app, access_log=None, handle_signals=False, shutdown_timeout=self.config.server.shutdown_grace_s,
+                               logger=HTTP_LOG)
+        await runner.setup()
+        # stopped before the proxy, whose cleanup closes the store the page reads
+        self._runners.append(runner)
+        site = web.TCPSite(runner, triage_host(self.config), self.config.triage.listen_port)
+        await site.start()
+        self.triage_port = _bound_port(site)
 
     async def stop(self) -> None:
         """Stop listening, let in-flight requests finish (up to the grace period), drain scoring, flush exporters."""

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 from aiohttp import web
 
@@ -29,3 +30,5 @@ class ProxyState:
 
 
 STATE: web.AppKey[ProxyState] = web.AppKey("ragtap_state", ProxyState)
+# The capture store (ragtap.store.threaded.ThreadedStore) or None when [store] is off: for the triage page.
+CAPTURE_STORE: web.AppKey[Any] = web.AppKey("ragtap_capture_store", object)
