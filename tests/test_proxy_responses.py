@@ -17,6 +17,7 @@ from typing import Any
 import openai
 from aiohttp import web
 
+from ragtap.testing.responses_wire import ResponsesWire
 from ragtap.testing.upstream import ScriptedReply, json_reply, was_injected
 from ragtap.types import Verdict
 
@@ -310,3 +311,31 @@ async def test_upstream_error_reaches_the_app_unchanged(start_proxy) -> None:
         assert error.body == {"message": "slow down", "type": "rate_limit", "param": None, "code": None}
     else:
         raise AssertionError("the 429 did not reach the app")
+
+
+async def test_stream_cut_anywhere_gives_the_same_events(start_proxy) -> None:
+    proxy = await start_proxy(answering(output_prefix=(REASONING,)))
+    request = {"model": MODEL, "input": RAG_INPUT, "stream": True, "extra_body": explicit()}
+    whole = sse_events(await _raw(proxy.client, **request))
+    proxy.upstream.cutter = lambda stream: range(7, len(stream), 7)  # inside event lines, JSON and escapes
+    cut = sse_events(await _raw(proxy.client, **request))
+    assert normalised(cut) == normalised(whole) and _text(cut) == ANSWER
+
+
+async def test_stream_broken_off_by_the_upstream_still_ends_cleanly(start_proxy) -> None:
+    content = json_reply(ANSWER, SUPPORTING)
+
+    def script(body: dict[str, Any]) -> ScriptedReply:
+        stream_bytes = ResponsesWire(body, ScriptedReply(content), 1).sse_bytes()
+        cut_at = stream_bytes.index(b'"delta": "perv')  # answer text out ("No, the nitro h..."), then the cut
+        return ScriptedReply(content, abort_after_bytes=cut_at)
+
+    proxy = await start_proxy(script)
+    raw = await _raw(proxy.client, model=MODEL, input=RAG_INPUT, stream=True, extra_body=explicit())
+    events = sse_events(raw)
+    assert events and [e["sequence_number"] for e in events] == list(range(len(events)))
+    assert _text(events) and ANSWER.startswith(_text(events)) and b"supporting" not in raw
+    exchange = await proxy.collector.exchange()
+    assert exchange.outcome == "upstream_error"
+    interaction, _ = await proxy.collector.assessment()
+    assert interaction.unscored_reason in ("incomplete_json", "upstream_broke_off", "truncated")
