@@ -102,7 +102,12 @@ async def relay_responses_injected(
         try:
             async for chunk in upstream.content.iter_any():
                 for payload in decoder.feed(chunk):
+                    waiting = record.first_token_at is None
                     on_payload(payload)
+                    if waiting and record.first_token_at is not None:
+                        # One read can hold hundreds of events: the first answer text goes out now, not after
+                        # the rest of the read is rewritten (that is the app's time to first token).
+                        await flush()
                 comments = take_comments(decoder)
                 if comments:
                     pending.append(comments)
