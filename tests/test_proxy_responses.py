@@ -339,3 +339,38 @@ async def test_stream_broken_off_by_the_upstream_still_ends_cleanly(start_proxy)
     assert exchange.outcome == "upstream_error"
     interaction, _ = await proxy.collector.assessment()
     assert interaction.unscored_reason in ("incomplete_json", "upstream_broke_off", "truncated")
+
+
+FILE_SEARCH_TOOL = {"type": "file_search", "vector_store_ids": ["vs_docs"]}
+
+
+def _file_search_call(with_results: bool) -> dict[str, Any]:
+    results = [{"file_id": "file-ec2", "filename": "ec2.md", "score": 0.91, "text": DOCUMENTS[0], "attributes": {}}] if with_results else None
+    return {"id": "fs_scripted", "type": "file_search_call", "status": "completed", "queries": [QUESTION], "results": results}
+
+
+async def test_hosted_file_search_results_are_scored_and_the_reply_is_untouched(start_proxy) -> None:
+    proxy = await start_proxy(fixed(ScriptedReply(ANSWER, output_prefix=(_file_search_call(True),))))
+    request = {"model": MODEL, "input": QUESTION, "tools": [FILE_SEARCH_TOOL], "include": ["file_search_call.results"]}
+    raw = await _raw(proxy.client, **request)
+    assert raw == proxy.upstream.sent[-1] and proxy.upstream.requests[-1].raw == proxy.client_bodies[-1]
+    streamed = await _raw(proxy.client, **request, stream=True)
+    assert streamed == proxy.upstream.sent[-1]
+    for n in (1, 2):
+        interaction, assessment = await proxy.collector.assessment(n)
+        assert interaction.question == QUESTION and [(d.text, d.id) for d in interaction.documents] == [(DOCUMENTS[0], "file-ec2")]
+        assert interaction.answer == ANSWER and interaction.supporting is None and assessment.verdict is not None
+    exchange = await proxy.collector.exchange()
+    assert (exchange.recognition, exchange.rag_source, exchange.injected) == ("client_tools", "file_search", False)
+
+
+async def test_hosted_file_search_without_results_is_not_scored(start_proxy) -> None:
+    proxy = await start_proxy(fixed(ScriptedReply(ANSWER, output_prefix=(_file_search_call(False),))))
+    through = await proxy.client.responses.create(model=MODEL, input=QUESTION, tools=[FILE_SEARCH_TOOL])
+    assert through.output_text == ANSWER
+    exchange = await proxy.collector.exchange()
+    assert exchange.rag_source is None and not exchange.injected
+    # A RAG request after it: the only interaction scored is that one (scoring runs in order).
+    later = await proxy.client.responses.create(model=MODEL, input=RAG_INPUT, extra_body=explicit())
+    interaction, _ = await proxy.collector.assessment()
+    assert interaction.id == later.id and len(proxy.collector.scored) == 1 and proxy.collector.dropped == []

@@ -48,6 +48,7 @@ from ragtap.proxy.state import STATE, ProxyState
 from ragtap.proxy.stream import StreamOutcome
 from ragtap.proxy.upstream import BadPath, response_headers
 from ragtap.recognise import recognise_responses
+from ragtap.recognise.responses import file_search_context, offers_file_search
 from ragtap.split.responses import ClientEcho, first_text_part, split_response
 from ragtap.tokens import count_tokens
 from ragtap.types import RagContext
@@ -98,7 +99,13 @@ async def handle_responses(request: web.Request) -> web.StreamResponse:
     record.recognition = recognition.reason if recognition is not None else "bad_body"
     state.exporter.exchange_started(record)
     try:
-        if body is None or recognition is None or (context is None and not recognition.strip_ragtap_field):
+        if body is not None and recognition is not None and context is None and offers_file_search(body):
+            # Hosted file search: the documents arrive with the reply.  Forwarded as sent (never injected: the
+            # request offers tools), scored when the reply carries the search's results.
+            record.recognition = "client_tools"
+            forwarded = without_ragtap_field(body) if recognition.strip_ragtap_field else None
+            response = await _observed(request, state, raw, forwarded, None, record, body)
+        elif body is None or recognition is None or (context is None and not recognition.strip_ragtap_field):
             response = await forward_unchanged(request, state, raw, record)
         elif context is None:
             response = await _forward_json(request, state, without_ragtap_field(body), record)
@@ -183,13 +190,21 @@ async def _injected(request: web.Request, state: ProxyState, body: dict[str, Any
 
 
 async def _observed(
-    request: web.Request, state: ProxyState, raw: bytes, forwarded: dict[str, Any] | None, context: RagContext, record: ExchangeRecord
+    request: web.Request,
+    state: ProxyState,
+    raw: bytes,
+    forwarded: dict[str, Any] | None,
+    context: RagContext | None,
+    record: ExchangeRecord,
+    file_search_request: dict[str, Any] | None = None,
 ) -> web.StreamResponse:
+    """Forward unchanged, score from a copy.  `context` None: the documents come from the reply's hosted file
+    search (`file_search_request` is the request, for its question)."""
     upstream = await _send(request, state, raw if forwarded is None else _request_bytes(forwarded), record)
     if upstream.status != 200:
         return await relay_response(request, upstream, record, decompressed=True)
     if "text/event-stream" in upstream.headers.get("Content-Type", ""):
-        response, outcome = await relay_responses_observed(request, upstream, record)
+        response, outcome, reply = await relay_responses_observed(request, upstream, record)
     else:
         data = await _read_whole(upstream, record)
         response = web.Response(status=upstream.status, body=data, headers=response_headers(upstream.headers, body_rewritten=True))
@@ -198,5 +213,9 @@ async def _observed(
         if reply is not None:
             note_response(reply, record)
         outcome = StreamOutcome(where.part["text"], None, None) if where is not None else StreamOutcome("", None, "no_text_content")
-    _defer_scoring(request, _interaction(context, outcome.answer, None, outcome.unscored_reason, record))
+    if context is None and file_search_request is not None and reply is not None:
+        context = file_search_context(file_search_request, reply)
+        record.rag_source = context.source if context is not None else None
+    if context is not None:
+        _defer_scoring(request, _interaction(context, outcome.answer, None, outcome.unscored_reason, record))
     return response

@@ -148,6 +148,7 @@ class _TextCollector:
         self.content_index: int | None = None
         self.parts: list[str] = []
         self.done_text: str | None = None
+        self.final: dict[str, Any] | None = None  # the response object of the final event
 
     def on_payload(self, payload: bytes) -> None:
         try:
@@ -158,7 +159,9 @@ class _TextCollector:
             return
         _note_event(event, self.record)
         kind = event.get("type")
-        if kind == "response.output_item.added" and self.item_id is None:
+        if kind in _FINAL_EVENTS and isinstance(event.get("response"), dict):
+            self.final = event["response"]
+        elif kind == "response.output_item.added" and self.item_id is None:
             item = event.get("item")
             if isinstance(item, dict) and item.get("type") == "message":
                 self.item_id = item.get("id")
@@ -185,8 +188,11 @@ class _TextCollector:
         return "".join(self.parts) if self.item_id is not None else None
 
 
-async def relay_responses_observed(request: web.Request, upstream: aiohttp.ClientResponse, record: ExchangeRecord) -> tuple[web.StreamResponse, StreamOutcome]:
-    """Forward the upstream's SSE bytes untouched; read the answer from a copy for scoring."""
+async def relay_responses_observed(
+    request: web.Request, upstream: aiohttp.ClientResponse, record: ExchangeRecord
+) -> tuple[web.StreamResponse, StreamOutcome, dict[str, Any] | None]:
+    """Forward the upstream's SSE bytes untouched; read the answer (and the final response object, where a hosted
+    file search left its results) from a copy for scoring."""
     out = await _open(request, upstream)
     decoder = SSEDecoder()
     collector = _TextCollector(record)
@@ -204,10 +210,10 @@ async def relay_responses_observed(request: web.Request, upstream: aiohttp.Clien
     except (ConnectionResetError, asyncio.CancelledError):
         record.outcome = "incomplete"
         upstream.close()
-        return out, StreamOutcome("", None, "incomplete")
+        return out, StreamOutcome("", None, "incomplete"), None
     finally:
         upstream.release()
     text = collector.text
     if text is None:
-        return out, StreamOutcome("", None, "no_text_content")
-    return out, StreamOutcome(text, None, None if record.outcome == "complete" else "upstream_broke_off")
+        return out, StreamOutcome("", None, "no_text_content"), collector.final
+    return out, StreamOutcome(text, None, None if record.outcome == "complete" else "upstream_broke_off"), collector.final

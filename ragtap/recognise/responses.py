@@ -11,6 +11,12 @@ every rule (the `ragtap` field, config patterns, framework templates, XML blocks
   tool rule reads as documents); a `function_call` is an assistant turn without text; other items (reasoning,
   web search calls, ...) carry nothing to recognise and are skipped.
 
+Hosted file search (`tools: [{"type": "file_search", ...}]`): the documents are retrieved by the upstream while it
+answers, so the request carries none.  `offers_file_search` tells the proxy to read them from the reply instead:
+`file_search_context` takes the question from the request (its last user message) and the documents from the
+reply's `file_search_call` items (`results` is filled only when the app asked for it with
+`include: ["file_search_call.results"]`; without it there is nothing to score).
+
 Who owns the reply format, in Responses terms: `text.format` other than `{"type": "text"}` (the client wants
 JSON or a schema: "client_response_format"), non-empty `tools` ("client_tools"), and `background: true`
 ("client_background": the reply is fetched later, by another request ragtap does not split).  Then the context
@@ -26,6 +32,8 @@ import orjson
 
 from ragtap.recognise.custom import CustomPattern
 from ragtap.recognise.recogniser import Recognition, recognise
+from ragtap.recognise.text import make_context
+from ragtap.types import Document, RagContext
 
 _TEXT_PART_TYPES = frozenset({"input_text", "output_text", "text"})
 
@@ -116,3 +124,25 @@ def _client_owns_format(body: dict[str, Any]) -> str | None:
     if body.get("background") is True:
         return "client_background"
     return None
+
+
+def offers_file_search(body: dict[str, Any]) -> bool:
+    tools = body.get("tools")
+    return isinstance(tools, list) and any(isinstance(tool, dict) and tool.get("type") == "file_search" for tool in tools)
+
+
+def file_search_context(body: dict[str, Any], response: dict[str, Any]) -> RagContext | None:
+    """The question of a request with hosted file search, and the documents its reply's search returned."""
+    try:
+        messages = chat_view(body)["messages"]
+        question = next((m["content"] for m in reversed(messages) if m["role"] == "user"), "")
+        output = response.get("output")
+        documents = [
+            Document(text=found["text"], id=found.get("id"))
+            for item in (output if isinstance(output, list) else ())
+            if isinstance(item, dict) and item.get("type") == "file_search_call"
+            for found in file_search_texts(item)
+        ]
+        return make_context(question, documents, "file_search") if isinstance(question, str) else None
+    except Exception:  # noqa: BLE001 - recognition must never break the request path
+        return None
