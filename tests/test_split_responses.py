@@ -1,0 +1,72 @@
+"""The Responses reply splitter on its own: whole response objects and typed stream events, any cut."""
+
+from __future__ import annotations
+
+import copy
+import json
+
+import pytest
+
+from ragtap.split import split_reply
+from ragtap.split.responses import ClientEcho, split_response
+from ragtap.split.responses_stream import ResponsesStreamSplitter
+from ragtap.testing.responses_wire import ResponsesWire
+from ragtap.testing.upstream import ScriptedReply, json_reply
+
+REASONING = {"id": "rs_1", "type": "reasoning", "summary": [], "status": "completed"}
+INJECTED_BODY = {"model": "m", "instructions": "Own.\n\n...supporting_content...", "text": {"format": {"type": "json_object"}}}
+ECHO = ClientEcho("Own.", None)
+CONTENTS = [
+    json_reply("Line one.\nLine \"two\" \u00e9\U0001f600", "Support \\ here."),
+    "```json\n" + json_reply("Fenced.", "S") + "\n```",
+    "Prose, the model ignored the instruction.",
+    '{"answer": "cut in the mid',
+    '{"supporting_content": "first", "answer": "second"}',
+]
+
+
+def _stream(content: str, piece_chars: int, finish: str = "stop") -> list[dict]:
+    reply = ScriptedReply(content, piece_chars=piece_chars, finish_reason=finish, output_prefix=(REASONING,))
+    return ResponsesWire(INJECTED_BODY, reply, 1).events()
+
+
+@pytest.mark.parametrize("content", CONTENTS)
+def test_stream_and_whole_agree_for_every_cut(content: str) -> None:
+    finish = "length" if content.endswith("mid") else "stop"
+    whole = ResponsesWire(INJECTED_BODY, ScriptedReply(content, finish_reason=finish, output_prefix=(REASONING,)), 1).response()
+    split = split_response(whole, ECHO)
+    assert split is not None and split == split_reply(content, truncated=finish == "length")
+    for piece_chars in (1, 2, 3, 5, 8, 1000):
+        splitter = ResponsesStreamSplitter(ECHO)
+        out = [e for event in _stream(content, piece_chars, finish) for e in splitter.feed(copy.deepcopy(event))]
+        out += splitter.close()
+        deltas = "".join(e["delta"] for e in out if e["type"] == "response.output_text.delta")
+        assert deltas == split.answer, piece_chars
+        assert [e["sequence_number"] for e in out] == list(range(len(out)))
+        done = next(e for e in out if e["type"] == "response.output_text.done")
+        part_done = next(e for e in out if e["type"] == "response.content_part.done")
+        item_done = [e for e in out if e["type"] == "response.output_item.done"][-1]
+        final = out[-1]["response"]
+        assert done["text"] == part_done["part"]["text"] == item_done["item"]["content"][0]["text"] == split.answer
+        assert final["output"][1]["content"][0]["text"] == split.answer and final["output"][0] == REASONING
+        assert {**final, "created_at": 0} == {**whole, "created_at": 0}  # the final object is the whole reply, split the same way
+        assert splitter.outcome().to_split_reply() == split
+        for event in out:
+            if "response" in event:
+                assert event["response"]["instructions"] == "Own." and event["response"]["text"]["format"] == {"type": "text"}
+
+
+def test_events_of_other_items_pass_unchanged() -> None:
+    splitter = ResponsesStreamSplitter(ECHO)
+    unknown = {"type": "response.web_search_call.searching", "item_id": "ws_1", "output_index": 0, "sequence_number": 0}
+    assert splitter.feed(dict(unknown)) == [unknown]
+    other_delta = {"type": "response.output_text.delta", "item_id": "msg_other", "content_index": 0, "delta": "{x", "sequence_number": 1}
+    assert splitter.feed(dict(other_delta)) == [other_delta]
+
+
+def test_a_whole_reply_without_text_keeps_its_output() -> None:
+    body = dict(INJECTED_BODY)
+    reply = ResponsesWire(body, ScriptedReply(tool_calls=[{"id": "call_1", "function": {"name": "f", "arguments": "{}"}}]), 1).response()
+    before = json.dumps(reply["output"])
+    assert split_response(reply, ECHO) is None
+    assert json.dumps(reply["output"]) == before and reply["instructions"] == "Own."
