@@ -35,7 +35,7 @@ BENCH = Path(__file__).resolve().parent
 sys.path.insert(0, str(BENCH))
 
 import bodies  # noqa: E402
-from run import BENCH_KEY, LOAD_CPU, Service, free_port, log, ragtap_service, run_async  # noqa: E402
+from run import BENCH_KEY, CLK_TCK, LOAD_CPU, Service, free_port, log, ragtap_service, run_async  # noqa: E402
 
 FIRST_TEXT = b'"type":"response.output_text.delta"'
 CHAT_TEXT = re.compile(rb'"content": ?"[^"]')  # a chat chunk carrying answer text (as bench/run.py)
@@ -129,12 +129,17 @@ def main() -> int:
             for name, (template, stream) in scenarios.items():
                 path = "/v1/chat/completions" if name.startswith("chat") else "/v1/responses"
                 direct = run_async(_block(upstream.url + path, template, count, stream))
+                ticks = ragtap.cpu_ticks()
                 through = run_async(_block(ragtap.url + path, template, count, stream))
+                # CPU of ragtap's process per request (event loop + scoring thread): less sensitive than the wall
+                # time to other load on the shared machine.  (Over count + 5 requests: the warm-ups are included.)
+                cpu_us = (ragtap.cpu_ticks() - ticks) / CLK_TCK * 1e6 / (count + 5)
                 row = {
                     "direct_p50_ms": statistics.median(r[1] for r in direct) * 1e3,
                     "ragtap_p50_ms": statistics.median(r[1] for r in through) * 1e3,
                 }
                 row["added_p50_ms"] = row["ragtap_p50_ms"] - row["direct_p50_ms"]
+                row["ragtap_cpu_us_per_req"] = cpu_us
                 if stream:
                     row["direct_first_ms"] = statistics.median(r[0] for r in direct) * 1e3
                     row["ragtap_first_ms"] = statistics.median(r[0] for r in through) * 1e3
@@ -147,13 +152,13 @@ def main() -> int:
     summary = {name: {key: round(statistics.median(r[key] for r in rows), 3) for key in rows[0]} for name, rows in results.items()}
     summary["_plan"] = {"repeats": repeats, "requests_per_block": count, "cpus": os.cpu_count(), "python": sys.version.split()[0]}  # type: ignore[assignment]
     print(json.dumps(summary, indent=2))
-    print("\n| scenario | direct p50 (ms) | ragtap p50 (ms) | added p50 (ms) | direct first text (ms) | ragtap first text (ms) | added first text (ms) |")
-    print("|---|---|---|---|---|---|---|")
+    print("\n| scenario | direct p50 (ms) | ragtap p50 (ms) | added p50 (ms) | direct first text (ms) | ragtap first text (ms) | added first text (ms) | ragtap CPU us/req |")
+    print("|---|---|---|---|---|---|---|---|")
     for name, row in summary.items():
         if name.startswith("_"):
             continue
         first = [f"{row[k]:.3f}" if k in row else "" for k in ("direct_first_ms", "ragtap_first_ms", "added_first_ms")]
-        print(f"| {name} | {row['direct_p50_ms']:.3f} | {row['ragtap_p50_ms']:.3f} | {row['added_p50_ms']:+.3f} | " + " | ".join(first) + " |")
+        print(f"| {name} | {row['direct_p50_ms']:.3f} | {row['ragtap_p50_ms']:.3f} | {row['added_p50_ms']:+.3f} | " + " | ".join(first) + f" | {row['ragtap_cpu_us_per_req']:.0f} |")
     if args.out is not None:
         args.out.write_text(json.dumps(summary, indent=2))
     return 0

@@ -374,3 +374,14 @@ async def test_hosted_file_search_without_results_is_not_scored(start_proxy) -> 
     later = await proxy.client.responses.create(model=MODEL, input=RAG_INPUT, extra_body=explicit())
     interaction, _ = await proxy.collector.assessment()
     assert interaction.id == later.id and len(proxy.collector.scored) == 1 and proxy.collector.dropped == []
+
+
+async def test_hosted_file_search_marked_not_rag_is_left_alone(start_proxy) -> None:
+    proxy = await start_proxy(fixed(ScriptedReply(ANSWER, output_prefix=(_file_search_call(True),))))
+    await proxy.client.responses.create(model=MODEL, input=QUESTION, tools=[FILE_SEARCH_TOOL], include=["file_search_call.results"],
+                                        extra_body={"ragtap": {"enabled": False}})
+    exchange = await proxy.collector.exchange()
+    assert (exchange.recognition, exchange.rag_source) == ("disabled", None) and "ragtap" not in proxy.upstream_body()
+    later = await proxy.client.responses.create(model=MODEL, input=RAG_INPUT, extra_body=explicit())
+    interaction, _ = await proxy.collector.assessment()
+    assert interaction.id == later.id and len(proxy.collector.scored) == 1

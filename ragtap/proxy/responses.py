@@ -97,12 +97,17 @@ async def handle_responses(request: web.Request) -> web.StreamResponse:
     context = recognition.context if recognition is not None else None
     record.rag_source = context.source if context is not None else None
     record.recognition = recognition.reason if recognition is not None else "bad_body"
+    # Hosted file search: the documents arrive with the reply.  Forwarded as sent (never injected: the request
+    # offers tools), scored when the reply carries the search's results.
+    # (unless the app said this is not RAG: `{"ragtap": {"enabled": false}}`, or that retrieval found nothing)
+    file_search = (body is not None and recognition is not None and context is None
+                   and recognition.reason not in ("disabled", "explicit_empty") and offers_file_search(body))
+    if file_search:
+        record.recognition = "client_tools"
     state.exporter.exchange_started(record)
     try:
-        if body is not None and recognition is not None and context is None and offers_file_search(body):
-            # Hosted file search: the documents arrive with the reply.  Forwarded as sent (never injected: the
-            # request offers tools), scored when the reply carries the search's results.
-            record.recognition = "client_tools"
+        if file_search:
+            assert body is not None and recognition is not None
             forwarded = without_ragtap_field(body) if recognition.strip_ragtap_field else None
             response = await _observed(request, state, raw, forwarded, None, record, body)
         elif body is None or recognition is None or (context is None and not recognition.strip_ragtap_field):
