@@ -70,3 +70,14 @@ def test_a_whole_reply_without_text_keeps_its_output() -> None:
     before = json.dumps(reply["output"])
     assert split_response(reply, ECHO) is None
     assert json.dumps(reply["output"]) == before and reply["instructions"] == "Own."
+
+
+def test_an_upstream_without_item_and_part_events_is_still_split() -> None:
+    """Some OpenAI-compatible servers send the text events without `output_item.added` / `content_part.added`."""
+    content = json_reply("The answer.", "The support.")
+    skipped = {"response.output_item.added", "response.content_part.added"}
+    splitter = ResponsesStreamSplitter(ECHO)
+    out = [e for event in _stream(content, 3) if event["type"] not in skipped for e in splitter.feed(event)]
+    assert "".join(e["delta"] for e in out if e["type"] == "response.output_text.delta") == "The answer."
+    assert out[-1]["response"]["output"][1]["content"][0]["text"] == "The answer."
+    assert splitter.outcome().supporting == "The support."

@@ -100,6 +100,10 @@ class ResponsesStreamSplitter:
     # ---------------------------------------------------------------------------------------------------------
 
     def _is_split_part(self, event: dict[str, Any]) -> bool:
+        if self.item_id is None and event.get("type") == "response.output_text.delta" and isinstance(event.get("item_id"), str):
+            self.item_id = event["item_id"]  # an upstream that sends no `output_item.added` (some compatible servers)
+        if self.content_index is None and event.get("item_id") == self.item_id and event.get("type") == "response.output_text.delta":
+            self.content_index = event.get("content_index")  # ... or no `content_part.added`
         return self.item_id is not None and event.get("item_id") == self.item_id and event.get("content_index") == self.content_index
 
     def _finish(self, *, truncated: bool) -> StreamResult:
