@@ -13,7 +13,8 @@ seconds apart (paired, so load that drifts on the shared machine does not skew t
   the chat path's added latency measured in the same run;
 - rag_stream_20 / rag_stream_200: the RAG request streamed with 20 / 200 `response.output_text.delta` events;
   time to the first answer text (the first delta event carrying text) and to the end of the stream.
-Per repeat the p50 of each block is taken and the difference ragtap - direct computed; the figure reported is
+After each block through ragtap the scoring queue is left to drain, so that no block shares core 1 with the
+previous block's scoring.  Per repeat the p50 of each block is taken and the difference ragtap - direct computed; the figure reported is
 the median over the repeats of those differences (and of the p50s themselves).
 """
 
@@ -89,6 +90,18 @@ async def _block(url: str, template: bytes, count: int, stream: bool) -> list[tu
     return rows
 
 
+def wait_for_scoring(base_url: str, timeout_s: float = 60.0) -> bool:
+    """Wait (bounded) until ragtap's scoring queue is empty, so the next block does not share the core with it."""
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        with urllib.request.urlopen(base_url + "/healthz", timeout=5) as reply:
+            if json.loads(reply.read()).get("scoring_queue") == 0:
+                time.sleep(0.2)  # the batch taken off the queue last may still be embedding
+                return True
+        time.sleep(0.1)
+    return False
+
+
 def check(url: str) -> None:
     """One RAG request through ragtap: the app gets the answer text, not ragtap's JSON."""
     request = urllib.request.Request(url, data=rag_body(False).replace(b"{n}", b"1"), headers={"Content-Type": "application/json", "Authorization": f"Bearer {BENCH_KEY}"})
@@ -119,6 +132,7 @@ def main() -> int:
         "chat_rag_stream_200": (bodies.rag_body(True, numbered=True, max_tokens=200), True),
     }
     results: dict[str, list[dict[str, float]]] = {name: [] for name in scenarios}
+    load_start = os.getloadavg()[0]
     ragtap = None
     try:
         upstream.start(workdir)
@@ -131,9 +145,12 @@ def main() -> int:
                 direct = run_async(_block(upstream.url + path, template, count, stream))
                 ticks = ragtap.cpu_ticks()
                 through = run_async(_block(ragtap.url + path, template, count, stream))
-                # CPU of ragtap's process per request (event loop + scoring thread): less sensitive than the wall
-                # time to other load on the shared machine.  (Over count + 5 requests: the warm-ups are included.)
+                drained = wait_for_scoring(ragtap.url)
+                # CPU of ragtap's process per request, its scoring included (the block's scoring finishes before the
+                # next block starts, so no block pays for another's).  (Over count + 5: the warm-ups included.)
                 cpu_us = (ragtap.cpu_ticks() - ticks) / CLK_TCK * 1e6 / (count + 5)
+                if not drained:
+                    log(f"  warning: the scoring queue did not drain after {name}")
                 row = {
                     "direct_p50_ms": statistics.median(r[1] for r in direct) * 1e3,
                     "ragtap_p50_ms": statistics.median(r[1] for r in through) * 1e3,
@@ -150,7 +167,10 @@ def main() -> int:
             ragtap.stop()
         upstream.stop()
     summary = {name: {key: round(statistics.median(r[key] for r in rows), 3) for key in rows[0]} for name, rows in results.items()}
-    summary["_plan"] = {"repeats": repeats, "requests_per_block": count, "cpus": os.cpu_count(), "python": sys.version.split()[0]}  # type: ignore[assignment]
+    summary["_plan"] = {  # type: ignore[assignment]
+        "repeats": repeats, "requests_per_block": count, "cpus": os.cpu_count(), "python": sys.version.split()[0],
+        "load_average_start": load_start, "load_average_end": os.getloadavg()[0],
+    }
     print(json.dumps(summary, indent=2))
     print("\n| scenario | direct p50 (ms) | ragtap p50 (ms) | added p50 (ms) | direct first text (ms) | ragtap first text (ms) | added first text (ms) | ragtap CPU us/req |")
     print("|---|---|---|---|---|---|---|---|")
