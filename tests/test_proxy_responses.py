@@ -385,3 +385,11 @@ async def test_hosted_file_search_marked_not_rag_is_left_alone(start_proxy) -> N
     later = await proxy.client.responses.create(model=MODEL, input=RAG_INPUT, extra_body=explicit())
     interaction, _ = await proxy.collector.assessment()
     assert interaction.id == later.id and len(proxy.collector.scored) == 1
+
+
+async def test_debug_headers_carry_the_verdict(start_proxy) -> None:
+    proxy = await start_proxy(answering())
+    raw = await proxy.client.responses.with_raw_response.create(model=MODEL, input=RAG_INPUT, extra_body=explicit(),
+                                                                extra_headers={"x-ragtap-debug": "1"})
+    assert raw.headers["x-ragtap-verdict"] == Verdict.GROUNDED.value and "x-ragtap-scores" in raw.headers
+    assert raw.parse().output_text == ANSWER
