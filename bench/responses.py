@@ -2,6 +2,7 @@
 
     .venv/bin/python bench/responses.py            # 5 repeats x 200 requests per scenario, ~2 min
     .venv/bin/python bench/responses.py --quick    # 3 repeats x 60 requests
+    .venv/bin/python bench/responses.py --no-scoring   # ragtap with scoring off: the request path alone
 
 Layout (2 cores, as bench/run.py): the scripted Responses upstream (bench/responses_upstream.py) and this client
 on core 0, `ragtap serve` (default config: scoring on, MiniLM embedder, Prometheus) alone on core 1.
@@ -116,6 +117,7 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--quick", action="store_true")
     parser.add_argument("--out", type=Path, default=None, help="write the JSON summary here")
+    parser.add_argument("--no-scoring", action="store_true", help="ragtap with [scoring] enabled = false: the request path alone")
     args = parser.parse_args()
     repeats, count = (3, 60) if args.quick else (5, 200)
     os.sched_setaffinity(0, {LOAD_CPU})
@@ -136,7 +138,7 @@ def main() -> int:
     ragtap = None
     try:
         upstream.start(workdir)
-        ragtap = ragtap_service("ragtap", upstream, workdir, scoring=True).start(workdir)
+        ragtap = ragtap_service("ragtap", upstream, workdir, scoring=not args.no_scoring).start(workdir)
         check(ragtap.url + "/v1/responses")
         for repeat in range(repeats):
             log(f"repeat {repeat + 1}/{repeats}")
@@ -169,7 +171,7 @@ def main() -> int:
     summary = {name: {key: round(statistics.median(r[key] for r in rows), 3) for key in rows[0]} for name, rows in results.items()}
     summary["_plan"] = {  # type: ignore[assignment]
         "repeats": repeats, "requests_per_block": count, "cpus": os.cpu_count(), "python": sys.version.split()[0],
-        "load_average_start": load_start, "load_average_end": os.getloadavg()[0],
+        "scoring": not args.no_scoring, "load_average_start": load_start, "load_average_end": os.getloadavg()[0],
     }
     print(json.dumps(summary, indent=2))
     print("\n| scenario | direct p50 (ms) | ragtap p50 (ms) | added p50 (ms) | direct first text (ms) | ragtap first text (ms) | added first text (ms) | ragtap CPU us/req |")
