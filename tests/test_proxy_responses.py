@@ -10,11 +10,14 @@ real count for what it wrote.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import re
 from typing import Any
 
+import aiohttp
 import openai
+import pytest
 from aiohttp import web
 
 from ragtap.testing.responses_wire import ResponsesWire
@@ -393,3 +396,27 @@ async def test_debug_headers_carry_the_verdict(start_proxy) -> None:
                                                                 extra_headers={"x-ragtap-debug": "1"})
     assert raw.headers["x-ragtap-verdict"] == Verdict.GROUNDED.value and "x-ragtap-scores" in raw.headers
     assert raw.parse().output_text == ANSWER
+
+
+@pytest.mark.parametrize("kind", ["injected", "observed"])
+async def test_app_hanging_up_mid_stream_is_recorded_and_the_upstream_released(start_proxy, kind) -> None:
+    proxy = await start_proxy(answering(piece_chars=1))
+    # One network write per SSE event, 20 ms apart: the whole stream would take seconds.
+    proxy.upstream.cutter = lambda stream: [i + 2 for i in range(len(stream)) if stream[i : i + 2] == b"\n\n"]
+    proxy.upstream.write_delay_s = 0.02
+    body: dict[str, Any] = {"model": MODEL, "input": RAG_INPUT, "stream": True, "ragtap": explicit()["ragtap"]}
+    if kind == "observed":
+        body["text"] = {"format": {"type": "json_object"}}
+    async with aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=10)) as session:
+        response = await session.post(f"{proxy.url}/v1/responses", json=body)
+        first = await asyncio.wait_for(response.content.readline(), 5)
+        assert first.startswith(b"event: response.created")
+        response.close()  # the app goes away after its first event
+    record = await proxy.collector.exchange(1, timeout=8)
+    assert record.outcome == "incomplete"
+    await proxy.collector.wait_until(lambda: bool(proxy.upstream.stream_errors) and proxy.upstream.stream_errors[0] is not None, 5, "the upstream write to fail")
+    assert not proxy.upstream.stream_finished[0]
+    interaction, assessment = await proxy.collector.assessment()
+    assert interaction.unscored_reason == "incomplete" and assessment.verdict is Verdict.UNSCORED
+    proxy.upstream.cutter = None  # ragtap is fine afterwards
+    assert (await proxy.client.responses.create(model=MODEL, input=RAG_INPUT, extra_body=explicit())).output_text == ANSWER
