@@ -81,3 +81,11 @@ def test_an_upstream_without_item_and_part_events_is_still_split() -> None:
     assert "".join(e["delta"] for e in out if e["type"] == "response.output_text.delta") == "The answer."
     assert out[-1]["response"]["output"][1]["content"][0]["text"] == "The answer."
     assert splitter.outcome().supporting == "The support."
+
+
+def test_output_text_convenience_field_is_rebuilt_when_present() -> None:
+    reply = ResponsesWire(INJECTED_BODY, ScriptedReply(json_reply("Answer.", "Support.")), 1).response()
+    reply["output_text"] = reply["output"][0]["content"][0]["text"]  # some servers and SDK dumps carry it
+    split = split_response(reply, ECHO)
+    assert split is not None and reply["output_text"] == "Answer." and reply["output"][0]["content"][0]["text"] == "Answer."
+    assert reply["text"] == {"format": {"type": "text"}, "verbosity": "medium"}
