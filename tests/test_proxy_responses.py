@@ -420,3 +420,48 @@ async def test_app_hanging_up_mid_stream_is_recorded_and_the_upstream_released(s
     assert interaction.unscored_reason == "incomplete" and assessment.verdict is Verdict.UNSCORED
     proxy.upstream.cutter = None  # ragtap is fine afterwards
     assert (await proxy.client.responses.create(model=MODEL, input=RAG_INPUT, extra_body=explicit())).output_text == ANSWER
+
+
+async def test_stored_injected_response_is_split_when_retrieved(start_proxy) -> None:
+    proxy = await start_proxy(answering())
+    created = await proxy.client.responses.create(model=MODEL, input=RAG_INPUT, instructions="Be brief.", extra_body=explicit())
+    async with proxy.client.responses.stream(model=MODEL, input=RAG_INPUT, extra_body=explicit()) as stream:
+        streamed = await stream.get_final_response()
+    alone = await direct(proxy).responses.create(model=MODEL, input=RAG_INPUT, instructions="Be brief.")
+    for made in (created, streamed):
+        fetched = await proxy.client.responses.retrieve(made.id)
+        assert fetched.id == made.id and fetched.output_text == ANSWER and fetched.text.format.type == "text"
+        assert "supporting_content" in json.dumps(proxy.upstream.stored[made.id])  # what the upstream keeps
+    fetched = await proxy.client.responses.retrieve(created.id)
+    assert normalised(fetched.model_dump()) == normalised((await direct(proxy).responses.retrieve(alone.id)).model_dump())
+    # A response ragtap did not inject, and an unknown id: the upstream's bytes, unchanged.
+    async with proxy.client.responses.with_streaming_response.retrieve(alone.id) as raw:
+        assert await raw.read() == json.dumps(proxy.upstream.stored[alone.id]).encode()
+    try:
+        await proxy.client.responses.retrieve("resp_unknown")
+    except openai.NotFoundError as error:
+        assert error.status_code == 404
+    else:
+        raise AssertionError("the 404 did not reach the app")
+
+
+async def test_unstored_response_is_not_remembered(start_proxy) -> None:
+    from ragtap.proxy.responses_store import INJECTED_RESPONSES
+
+    proxy = await start_proxy(answering())
+    await proxy.client.responses.create(model=MODEL, input=RAG_INPUT, store=False, extra_body=explicit())
+    kept = await proxy.client.responses.create(model=MODEL, input=RAG_INPUT, extra_body=explicit())
+    remembered = proxy.server.app[INJECTED_RESPONSES]
+    assert len(remembered) == 1 and remembered.get(kept.id) is not None
+
+
+def test_remembered_ids_are_bounded() -> None:
+    from ragtap.proxy.responses_store import InjectedResponses
+    from ragtap.split.responses import ClientEcho
+
+    echo = ClientEcho(None, None)
+
+    remembered = InjectedResponses(max_entries=3)
+    for n in range(5):
+        remembered.remember(f"resp_{n}", echo)
+    assert len(remembered) == 3 and remembered.get("resp_1") is None and remembered.get("resp_4") == echo

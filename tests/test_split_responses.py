@@ -89,3 +89,4 @@ def test_output_text_convenience_field_is_rebuilt_when_present() -> None:
     split = split_response(reply, ECHO)
     assert split is not None and reply["output_text"] == "Answer." and reply["output"][0]["content"][0]["text"] == "Answer."
     assert reply["text"] == {"format": {"type": "text"}, "verbosity": "medium"}
+

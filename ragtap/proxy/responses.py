@@ -43,6 +43,7 @@ from ragtap.proxy.chat import (
 from ragtap.proxy.errors import UpstreamUnavailable, bad_path_response, openai_error
 from ragtap.proxy.inject import without_ragtap_field
 from ragtap.proxy.passthrough import forward_unchanged, relay_response
+from ragtap.proxy.responses_store import INJECTED_RESPONSES
 from ragtap.proxy.responses_stream import note_response, relay_responses_injected, relay_responses_observed
 from ragtap.proxy.state import STATE, ProxyState
 from ragtap.proxy.stream import StreamOutcome
@@ -136,6 +137,9 @@ async def handle_responses(request: web.Request) -> web.StreamResponse:
         asyncio.get_running_loop().call_soon(_after_response, state, record, None)
         raise
     record.finished_at = now()
+    if record.injected and record.response_id and body is not None and body.get("store") is not False:
+        # The upstream keeps the JSON reply: a later GET of this id is split too (proxy/responses_store.py).
+        request.app[INJECTED_RESPONSES].remember(record.response_id, client_echo(body))
     asyncio.get_running_loop().call_soon(_after_response, state, record, request.get(_PENDING))
     return response
 

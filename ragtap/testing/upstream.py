@@ -99,6 +99,7 @@ class ScriptedUpstream:
         self.host = host
         self.port = port
         self.requests: list[ReceivedRequest] = []
+        self.stored: dict[str, dict[str, Any]] = {}  # Responses API: the response objects kept (`store` not false)
         self._runner: web.AppRunner | None = None
         self._counter = 0
 
@@ -110,6 +111,7 @@ class ScriptedUpstream:
         app = web.Application()
         app.router.add_post("/v1/chat/completions", self._chat)
         app.router.add_post("/v1/responses", self._responses)
+        app.router.add_get("/v1/responses/{response_id}", self._retrieve)
         app.router.add_get("/v1/models", self._models)
         app.router.add_post("/v1/embeddings", self._embeddings)
         self._runner = web.AppRunner(app, access_log=None)
@@ -196,9 +198,19 @@ class ScriptedUpstream:
             return web.json_response(error, status=reply.status, headers=reply.headers)
         self._counter += 1
         wire = ResponsesWire(body, reply, self._counter)
+        if body.get("store") is not False:
+            self.stored[wire.id] = wire.response()
         if not body.get("stream"):
             return web.json_response(wire.response(), headers=reply.headers)
         return await self._write_sse(request, wire.sse_bytes(), reply)
+
+    async def _retrieve(self, request: web.Request) -> web.Response:
+        await self._record(request)
+        stored = self.stored.get(request.match_info["response_id"])
+        if stored is None:
+            error = {"error": {"message": "No response found.", "type": "invalid_request_error", "param": None, "code": None}}
+            return web.json_response(error, status=404)
+        return web.json_response(stored)
 
     async def _write_sse(self, request: web.Request, stream: bytes, reply: ScriptedReply) -> web.StreamResponse:
         response = web.StreamResponse(headers={"Content-Type": "text/event-stream", **reply.headers})
