@@ -6,7 +6,9 @@ The same three paths as chat completions (`proxy/chat.py`), decided by `recognis
   `json_object`; the reply is split (the whole response object, or the typed stream events) and the echoed
   settings are put back, so the app sees what it would have seen without ragtap (`_injected`);
 - RAG, the client owns the reply format (its own `text.format`, `tools`, `background`): forwarded unchanged, the
-  answer read from a copy for the scores that need no supporting content (`_observed`).
+  answer read from a copy for the scores that need no supporting content (`_observed`);
+- hosted file search (a `file_search` tool): forwarded unchanged, and scored when the reply carries the search's
+  results (the documents come with the reply, not the request: `_observed` without a context).
 The instruction goes into `instructions`, not into `input`: with `previous_response_id` the upstream stores the
 input items of each turn (an injected item would pile up in the conversation), while `instructions` are not
 carried over to the next turn.  Such a request is scored on what it carries (the new input items).
@@ -24,7 +26,7 @@ from aiohttp import web
 from ragtap.config import InjectSettings
 from ragtap.exchange import ExchangeRecord, request_identity
 from ragtap.prompts import prompt_text
-from ragtap.proxy.chat import (
+from ragtap.proxy.chat import (  # the chat path's helpers, shared rather than copied
     _TRACE_HEADERS,
     _add_debug_headers,
     _after_response,
