@@ -465,3 +465,29 @@ def test_remembered_ids_are_bounded() -> None:
     for n in range(5):
         remembered.remember(f"resp_{n}", echo)
     assert len(remembered) == 3 and remembered.get("resp_1") is None and remembered.get("resp_4") == echo
+
+
+async def test_non_rag_follow_up_of_an_injected_turn_is_split_not_scored(start_proxy) -> None:
+    """The model, seeing its earlier JSON reply in the stored history, answers the follow-up in JSON too."""
+
+    def script(body: dict[str, Any]) -> ScriptedReply:
+        if body.get("previous_response_id"):
+            return ScriptedReply(json_reply("No.", "The documents say the APIs remain the same."))
+        return ScriptedReply(json_reply(ANSWER, SUPPORTING) if was_injected(body) else ANSWER)
+
+    proxy = await start_proxy(script)
+    first = await proxy.client.responses.create(model=MODEL, input=RAG_INPUT, extra_body=explicit())
+    second = await proxy.client.responses.create(model=MODEL, input="In one word?", previous_response_id=first.id)
+    assert second.output_text == "No." and not was_injected(proxy.upstream_body())
+    assert proxy.upstream.requests[-1].raw == proxy.client_bodies[-1]  # forwarded as sent
+    async with proxy.client.responses.stream(model=MODEL, input="And again?", previous_response_id=second.id) as stream:
+        third = await stream.get_final_response()
+    assert third.output_text == "No."  # the chain goes on: the second turn's id was remembered
+    # A turn continuing a response ragtap did not inject is left alone.
+    raw = await _raw(proxy.client, model=MODEL, input="In one word?", previous_response_id="resp_elsewhere")
+    assert raw == proxy.upstream.sent[-1]
+    exchanges = [await proxy.collector.exchange(n) for n in (1, 2, 3, 4)]
+    assert [e.injected for e in exchanges] == [True, False, False, False]
+    later = await proxy.client.responses.create(model=MODEL, input=RAG_INPUT, extra_body=explicit())
+    await proxy.collector.assessment(2)  # scoring runs in order: the follow-ups in between were not scored
+    assert [i.id for i, _ in proxy.collector.scored] == [first.id, later.id]

@@ -8,7 +8,9 @@ The same three paths as chat completions (`proxy/chat.py`), decided by `recognis
 - RAG, the client owns the reply format (its own `text.format`, `tools`, `background`): forwarded unchanged, the
   answer read from a copy for the scores that need no supporting content (`_observed`);
 - hosted file search (a `file_search` tool): forwarded unchanged, and scored when the reply carries the search's
-  results (the documents come with the reply, not the request: `_observed` without a context).
+  results (the documents come with the reply, not the request: `_observed` without a context);
+- a non-RAG turn continuing an injected one (`previous_response_id`): forwarded unchanged, its reply split in case
+  the model answers in JSON as in the stored history (`_injected` without injection, not scored).
 The instruction goes into `instructions`, not into `input`: with `previous_response_id` the upstream stores the
 input items of each turn (an injected item would pile up in the conversation), while `instructions` are not
 carried over to the next turn.  Such a request is scored on what it carries (the new input items).
@@ -51,7 +53,7 @@ from ragtap.proxy.state import STATE, ProxyState
 from ragtap.proxy.stream import StreamOutcome
 from ragtap.proxy.upstream import BadPath, response_headers
 from ragtap.recognise import recognise_responses
-from ragtap.recognise.responses import file_search_context, offers_file_search
+from ragtap.recognise.responses import client_owned_format, file_search_context, offers_file_search
 from ragtap.split.responses import ClientEcho, first_text_part, split_response
 from ragtap.tokens import count_tokens
 from ragtap.types import RagContext
@@ -107,12 +109,16 @@ async def handle_responses(request: web.Request) -> web.StreamResponse:
                    and recognition.reason not in ("disabled", "explicit_empty") and offers_file_search(body))
     if file_search:
         record.recognition = "client_tools"
+    follow_up = body is not None and recognition is not None and not file_search and _follows_injected(request, state, body, context, recognition.reason)
     state.exporter.exchange_started(record)
     try:
         if file_search:
             assert body is not None and recognition is not None
             forwarded = without_ragtap_field(body) if recognition.strip_ragtap_field else None
             response = await _observed(request, state, raw, forwarded, None, record, body)
+        elif follow_up:
+            assert body is not None
+            response = await _injected(request, state, body, None, record, inject=False)
         elif body is None or recognition is None or (context is None and not recognition.strip_ragtap_field):
             response = await forward_unchanged(request, state, raw, record)
         elif context is None:
@@ -139,11 +145,26 @@ async def handle_responses(request: web.Request) -> web.StreamResponse:
         asyncio.get_running_loop().call_soon(_after_response, state, record, None)
         raise
     record.finished_at = now()
-    if record.injected and record.response_id and body is not None and body.get("store") is not False:
+    if (record.injected or follow_up) and record.response_id and body is not None and body.get("store") is not False:
         # The upstream keeps the JSON reply: a later GET of this id is split too (proxy/responses_store.py).
         request.app[INJECTED_RESPONSES].remember(record.response_id, client_echo(body))
     asyncio.get_running_loop().call_soon(_after_response, state, record, request.get(_PENDING))
     return response
+
+
+def _follows_injected(request: web.Request, state: ProxyState, body: dict[str, Any], context: RagContext | None, reason: str) -> bool:
+    """A turn that is not RAG itself, continuing (`previous_response_id`) a response ragtap injected: the model sees
+    its earlier JSON replies in the stored history and may answer in JSON again, so the reply is split as an
+    injected one would be (nothing is injected, nothing scored; text that is not our JSON passes unchanged)."""
+    previous = body.get("previous_response_id")
+    return (
+        context is None
+        and isinstance(previous, str)
+        and reason != "disabled"
+        and state.config.inject.enabled
+        and client_owned_format(body) is None
+        and request.app[INJECTED_RESPONSES].get(previous) is not None
+    )
 
 
 def _rejects_json_format(body: bytes) -> bool:
@@ -151,11 +172,14 @@ def _rejects_json_format(body: bytes) -> bool:
     return b"json_object" in body or b"text.format" in body
 
 
-async def _injected(request: web.Request, state: ProxyState, body: dict[str, Any], context: RagContext, record: ExchangeRecord) -> web.StreamResponse:
-    forwarded = inject_responses(body, state.config.inject)
+async def _injected(
+    request: web.Request, state: ProxyState, body: dict[str, Any], context: RagContext | None, record: ExchangeRecord, *, inject: bool = True
+) -> web.StreamResponse:
+    """Forward (with the instruction when `inject`) and split the reply; scored when there is a `context`."""
+    forwarded = inject_responses(body, state.config.inject) if inject else without_ragtap_field(body)
     echo = client_echo(body)
     upstream = await _send(request, state, _request_bytes(forwarded), record)
-    if upstream.status == 400 and state.config.inject.json_response_format:
+    if upstream.status == 400 and inject and state.config.inject.json_response_format:
         # Some OpenAI-compatible servers reject json_object: ask again without it, once.
         try:
             error_body = await _read_whole(upstream, record)
@@ -175,7 +199,8 @@ async def _injected(request: web.Request, state: ProxyState, body: dict[str, Any
         return await relay_response(request, upstream, record, decompressed=True)
     if forwarded.get("stream") is True and "text/event-stream" in upstream.headers.get("Content-Type", ""):
         response, outcome = await relay_responses_injected(request, upstream, record, echo)
-        _defer_scoring(request, _interaction(context, outcome.answer, outcome.supporting, outcome.unscored_reason, record))
+        if context is not None:
+            _defer_scoring(request, _interaction(context, outcome.answer, outcome.supporting, outcome.unscored_reason, record))
         return response
 
     data = await _read_whole(upstream, record)
@@ -186,9 +211,12 @@ async def _injected(request: web.Request, state: ProxyState, body: dict[str, Any
         # Not a response object we understand (or no text: a refusal, a function call): only the echo restored.
         if reply is not None:
             note_response(reply, record)
-        _defer_scoring(request, _interaction(context, None, None, "upstream_not_json" if reply is None else "no_text_content", record))
+        if context is not None:
+            _defer_scoring(request, _interaction(context, None, None, "upstream_not_json" if reply is None else "no_text_content", record))
         return web.Response(status=upstream.status, body=(_dumps(reply) if reply is not None else None) or data, headers=headers)
     note_response(reply, record)
+    if context is None:
+        return web.Response(status=upstream.status, body=_dumps(reply) or data, headers=headers)
     interaction = _interaction(context, split.answer, split.supporting, split.unscored_reason, record)
     if _debug_requested(request, state):
         if split.supporting:

@@ -49,7 +49,7 @@ def recognise_responses(body: Any, patterns: Sequence[CustomPattern] = ()) -> Re
     found = recognise(view, patterns)
     if found.context is None or not found.inject:
         return found
-    client = _client_owns_format(body)
+    client = client_owned_format(body)
     return found if client is None else Recognition(found.context, False, found.strip_ragtap_field, client)
 
 
@@ -114,7 +114,8 @@ def file_search_texts(item: dict[str, Any]) -> list[dict[str, str]]:
     return texts
 
 
-def _client_owns_format(body: dict[str, Any]) -> str | None:
+def client_owned_format(body: dict[str, Any]) -> str | None:
+    """Why the client owns the reply format ("client_response_format", "client_tools", "client_background"), or None."""
     text = body.get("text")
     text_format = text.get("format") if isinstance(text, dict) else None
     if text_format is not None and not (isinstance(text_format, dict) and (not text_format or text_format.get("type") == "text")):
