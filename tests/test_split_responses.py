@@ -90,3 +90,12 @@ def test_output_text_convenience_field_is_rebuilt_when_present() -> None:
     assert split is not None and reply["output_text"] == "Answer." and reply["output"][0]["content"][0]["text"] == "Answer."
     assert reply["text"] == {"format": {"type": "text"}, "verbosity": "medium"}
 
+
+
+def test_an_object_inside_prose_is_split_only_when_ragtap_asked_for_json() -> None:
+    prose = 'Use this shape: {"answer": "x", "supporting_content": "y"} and you are done.'
+    asked = ResponsesWire(INJECTED_BODY, ScriptedReply(prose), 1).response()
+    assert split_response(asked, ECHO).answer == "x"  # the recovery of an injected reply
+    not_asked = ResponsesWire(INJECTED_BODY, ScriptedReply(prose), 1).response()
+    split = split_response(not_asked, ECHO, embedded=False)
+    assert split.answer == prose and not_asked["output"][0]["content"][0]["text"] == prose

@@ -206,7 +206,7 @@ async def _injected(
     data = await _read_whole(upstream, record)
     headers = response_headers(upstream.headers, body_rewritten=True)
     reply = _parse_object(data)
-    split = split_response(reply, echo) if reply is not None else None
+    split = split_response(reply, echo, embedded=inject) if reply is not None else None
     if reply is None or split is None:
         # Not a response object we understand (or no text: a refusal, a function call): only the echo restored.
         if reply is not None:

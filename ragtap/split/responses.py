@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ragtap.split.reply import split_reply
+from ragtap.split.stream import extract
 from ragtap.types import SplitReply
 
 TEXT_FORMAT_DEFAULT: dict[str, Any] = {"type": "text"}
@@ -82,12 +83,17 @@ def set_answer(response: dict[str, Any], where: TextPart, answer: str) -> None:
         response["output_text"] = output_text(response)
 
 
-def split_response(response: dict[str, Any], echo: ClientEcho) -> SplitReply | None:
-    """Split a complete response object in place; None (and nothing changed but the echo) without a text part."""
+def split_response(response: dict[str, Any], echo: ClientEcho, *, embedded: bool = True) -> SplitReply | None:
+    """Split a complete response object in place; None (and nothing changed but the echo) without a text part.
+
+    `embedded=False`: only a reply that starts with the object is split (as a stream would be), never an object
+    found inside prose -- for replies the model was not asked to write in JSON."""
     restore_echo(response, echo)
     where = first_text_part(response)
     if where is None:
         return None
-    split = split_reply(where.part["text"], truncated=was_truncated(response))
+    truncated = was_truncated(response)
+    text = where.part["text"]
+    split = split_reply(text, truncated=truncated) if embedded or not text else extract(text, truncated=truncated).to_split_reply()
     set_answer(response, where, split.answer)
     return split
