@@ -109,7 +109,8 @@ async def handle_responses(request: web.Request) -> web.StreamResponse:
                    and recognition.reason not in ("disabled", "explicit_empty") and offers_file_search(body))
     if file_search:
         record.recognition = "client_tools"
-    follow_up = body is not None and recognition is not None and not file_search and _follows_injected(request, state, body, context, recognition.reason)
+    follow_up = (body is not None and recognition is not None and not file_search
+                 and _follows_injected(request, state, body, context, recognition.reason))
     state.exporter.exchange_started(record)
     try:
         if file_search:

@@ -50,7 +50,13 @@ def note_response(response: dict[str, Any], record: ExchangeRecord) -> None:
         # In chat-completions terms (the exporters' finish reasons): completed -> stop, the limit -> length.
         details = response.get("incomplete_details")
         reason = details.get("reason") if isinstance(details, dict) else None
-        record.finish_reasons = ("length" if was_truncated(response) else reason if isinstance(reason, str) else "stop" if status == "completed" else status,)
+        if was_truncated(response):
+            finish = "length"
+        elif isinstance(reason, str):
+            finish = reason  # e.g. "content_filter"
+        else:
+            finish = "stop" if status == "completed" else status
+        record.finish_reasons = (finish,)
     usage = response.get("usage")
     if isinstance(usage, dict):
         record.input_tokens = token_count(usage.get("input_tokens"))

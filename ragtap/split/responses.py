@@ -64,7 +64,9 @@ def output_text(response: dict[str, Any]) -> str:
     output = response.get("output")
     for item in output if isinstance(output, list) else ():
         if isinstance(item, dict) and item.get("type") == "message" and isinstance(item.get("content"), list):
-            texts.extend(p["text"] for p in item["content"] if isinstance(p, dict) and p.get("type") == "output_text" and isinstance(p.get("text"), str))
+            texts.extend(
+                p["text"] for p in item["content"] if isinstance(p, dict) and p.get("type") == "output_text" and isinstance(p.get("text"), str)
+            )
     return "".join(texts)
 
 
