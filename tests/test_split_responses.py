@@ -6,6 +6,8 @@ import copy
 import json
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from ragtap.split import split_reply
 from ragtap.split.responses import ClientEcho, split_response
@@ -99,3 +101,27 @@ def test_an_object_inside_prose_is_split_only_when_ragtap_asked_for_json() -> No
     not_asked = ResponsesWire(INJECTED_BODY, ScriptedReply(prose), 1).response()
     split = split_response(not_asked, ECHO, embedded=False)
     assert split.answer == prose and not_asked["output"][0]["content"][0]["text"] == prose
+
+
+_TEXTS = st.one_of(
+    st.text(max_size=60),
+    st.builds(json_reply, st.text(max_size=40), st.text(max_size=40)),
+    st.builds(lambda a, s: "```json\n" + json_reply(a, s) + "\n```", st.text(max_size=30), st.text(max_size=30)),
+    st.builds(lambda a, cut: json_reply(a, "support")[:cut], st.text(max_size=30), st.integers(0, 60)),
+)
+
+
+@settings(max_examples=200, deadline=None)
+@given(content=_TEXTS, piece_chars=st.integers(1, 12), truncated=st.booleans())
+def test_any_reply_cut_anyhow_streams_what_the_whole_split_gives(content: str, piece_chars: int, truncated: bool) -> None:
+    finish = "length" if truncated else "stop"
+    whole = ResponsesWire(INJECTED_BODY, ScriptedReply(content, finish_reason=finish), 1).response()
+    split = split_response(whole, ECHO, embedded=False)
+    assert split is not None
+    splitter = ResponsesStreamSplitter(ECHO)
+    out = [e for event in _stream(content, piece_chars, finish) for e in splitter.feed(event)] + splitter.close()
+    assert "".join(e["delta"] for e in out if e["type"] == "response.output_text.delta") == split.answer
+    assert out[-1]["response"]["output"][1]["content"][0]["text"] == split.answer
+    assert [e["sequence_number"] for e in out] == list(range(len(out)))
+    outcome = splitter.outcome()
+    assert (outcome.answer, outcome.supporting) == (split.answer, split.supporting)
