@@ -45,3 +45,21 @@ def test_recognise_command_missing_file(tmp_path: Path) -> None:
     done = subprocess.run([sys.executable, "-m", "ragtap", "recognise", str(tmp_path / "nope.jsonl")], cwd=ROOT,
                           capture_output=True, text=True, timeout=60)
     assert done.returncode == 2 and done.stderr.strip() == f"ragtap: no such file: {tmp_path / 'nope.jsonl'}"
+
+
+def test_recognise_command_reads_responses_api_bodies(tmp_path: Path) -> None:
+    prompt = RLM_RAG_PROMPT.format(question="What colour is the door?", context="The door is red.\n\nThe wall is white.")
+    lines = [
+        json.dumps({"model": "m", "input": [{"role": "user", "content": [{"type": "input_text", "text": prompt}]}]}),
+        json.dumps({"request": {"model": "m", "input": prompt, "background": True}}),
+        json.dumps({"model": "m", "input": "Hello there"}),
+    ]
+    source = tmp_path / "responses.jsonl"
+    source.write_text("\n".join(lines) + "\n")
+    done = subprocess.run([sys.executable, "-m", "ragtap", "recognise", str(source)], cwd=ROOT,
+                          capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    rows = [json.loads(line) for line in done.stdout.splitlines()]
+    assert [(r["reason"], r["rag"], r["inject"]) for r in rows] == [
+        ("langchain", True, True), ("client_background", True, False), ("no_context", False, False)]
+    assert rows[0]["question"] == "What colour is the door?" and rows[0]["documents"] == 2

@@ -1,6 +1,6 @@
 """`ragtap recognise FILE.jsonl`: what ragtap would do with each logged chat request body, and why.
 
-Each line is a chat-completions request body (a JSON object), or an object holding one under `body` or
+Each line is a chat-completions (or Responses API: `input`, no `messages`) request body (a JSON object), or an object holding one under `body` or
 `request` (a capture log).  One JSON line per input line goes to stdout (or --out): the line number, the reason
 (the rule that matched, the client setting that forbids injection, or why it is not RAG), whether ragtap would
 inject its instruction, the question and the number of documents; a count per reason goes to stderr.
@@ -18,7 +18,7 @@ import orjson
 
 from ragtap.commands.common import CommandError
 from ragtap.config import load_config
-from ragtap.recognise import recognise
+from ragtap.recognise import recognise, recognise_responses
 
 QUESTION_CHARS = 200  # the question is echoed for orientation, not in full
 
@@ -37,11 +37,13 @@ def explain(line_no: int, raw: bytes, patterns: Any) -> dict[str, Any]:
         body: Any = orjson.loads(raw)
     except orjson.JSONDecodeError:
         return {"line": line_no, "reason": "bad_body", "rag": False, "inject": False, "detail": "not JSON"}
-    if isinstance(body, dict) and "messages" not in body:
+    if isinstance(body, dict) and "messages" not in body and "input" not in body:
         inner = body.get("body", body.get("request"))
         if isinstance(inner, dict):
             body = inner
-    found = recognise(body, patterns)
+    # A Responses API body (`input`, no `messages`) is read by the Responses adapter.
+    responses_api = isinstance(body, dict) and "input" in body and "messages" not in body
+    found = recognise_responses(body, patterns) if responses_api else recognise(body, patterns)
     out: dict[str, Any] = {"line": line_no, "reason": found.reason, "rag": found.context is not None,
                            "inject": found.inject}
     if found.context is not None:

@@ -27,6 +27,8 @@ from ragtap.pipeline.queue import ScoringQueue
 from ragtap.proxy.chat import handle_chat
 from ragtap.proxy.errors import openai_error
 from ragtap.proxy.passthrough import handle_passthrough
+from ragtap.proxy.responses import handle_responses
+from ragtap.proxy.responses_store import INJECTED_RESPONSES, InjectedResponses, handle_retrieve
 from ragtap.proxy.state import CAPTURE_STORE, STATE, ProxyState
 from ragtap.proxy.triage import mount_triage, triage_unavailable
 from ragtap.proxy.upstream import Upstream, UpstreamTarget
@@ -141,6 +143,11 @@ def build_app(
     app.router.add_get("/healthz", _health)
     app.router.add_post("/v1/chat/completions", handle_chat)
     app.router.add_post("/chat/completions", handle_chat)  # clients whose base URL lacks /v1
+    app.router.add_post("/v1/responses", handle_responses)  # the Responses API
+    app.router.add_post("/responses", handle_responses)
+    app[INJECTED_RESPONSES] = InjectedResponses()
+    app.router.add_get("/v1/responses/{response_id}", handle_retrieve)  # split if ragtap injected it, else passthrough
+    app.router.add_get("/responses/{response_id}", handle_retrieve)
     app.router.add_route("*", "/{tail:.*}", handle_passthrough)
 
     _add_lifecycle(app, server.shutdown_grace_s, upstream, scoring, online_judge, exporter)

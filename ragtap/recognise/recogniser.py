@@ -62,7 +62,8 @@ class Recognition:
 
 # Every value `Recognition.reason` can take: the rule labels, the client settings that forbid injection and the
 # reasons a request is not RAG.  Closed, so it is safe as a Prometheus label (tests check recognise() stays in it).
-CLIENT_REASONS = frozenset({"client_response_format", "client_tools", "n_gt_1"})
+# ("client_background" is a Responses API setting: ragtap/recognise/responses.py)
+CLIENT_REASONS = frozenset({"client_response_format", "client_tools", "n_gt_1", "client_background"})
 NOT_RAG_REASONS = frozenset({
     "no_context", "no_question", "disabled", "explicit_empty", "bad_ragtap_field", "bad_body", "bad_messages",
     "internal_error",

@@ -1,6 +1,7 @@
 """A scripted OpenAI-compatible upstream: ragtap's stand-in for a real LLM, speaking the real wire format.
 
-It serves `/v1/chat/completions` (plain JSON and SSE, with `stream_options.include_usage`), `/v1/models` and
+It serves `/v1/chat/completions` (plain JSON and SSE, with `stream_options.include_usage`), `/v1/responses`
+(a `response` object, or its typed SSE events: `ragtap/testing/responses_wire.py`), `/v1/models` and
 `/v1/embeddings`, records every request it receives, and answers from a *script*: a function from the request
 body to a `ScriptedReply`.  The reply's `content` is what the model "writes"; `cuts` lets a test decide where
 the SSE byte stream is cut into network writes (inside escapes, inside `data:` lines, inside UTF-8).
@@ -24,6 +25,8 @@ from typing import Any
 
 from aiohttp import web
 
+from ragtap.testing.responses_wire import ResponsesWire
+
 INJECTION_MARKER = "supporting_content"  # the injected instruction names this field
 
 
@@ -45,6 +48,10 @@ class ScriptedReply:
     # OpenAI `tool_calls` ({"id", "type": "function", "function": {"name", "arguments"}}): the reply asks the app
     # to call tools (content null, finish_reason "tool_calls"), as an agent's first turn does.
     tool_calls: Sequence[dict[str, Any]] | None = None
+    # Responses API only: output items before the message (reasoning, a file_search_call with results, ...), and
+    # an `error` event sent instead of the rest of the stream after this many text deltas.
+    output_prefix: Sequence[dict[str, Any]] = ()
+    error_after_deltas: int | None = None
 
 
 Script = Callable[[dict[str, Any]], ScriptedReply]
@@ -66,7 +73,13 @@ def was_injected(body: dict[str, Any]) -> bool:
     for message in body.get("messages", []):
         if message.get("role") == "system" and INJECTION_MARKER in str(message.get("content", "")):
             return True
-    return False
+    # The Responses API: ragtap's instruction in `instructions`, or as a developer input item.
+    if INJECTION_MARKER in str(body.get("instructions") or ""):
+        return True
+    items = body.get("input")
+    return isinstance(items, list) and any(
+        isinstance(item, dict) and item.get("role") in ("system", "developer") and INJECTION_MARKER in str(item.get("content", "")) for item in items
+    )
 
 
 def json_reply(answer: str, supporting: str) -> str:
@@ -86,6 +99,7 @@ class ScriptedUpstream:
         self.host = host
         self.port = port
         self.requests: list[ReceivedRequest] = []
+        self.stored: dict[str, dict[str, Any]] = {}  # Responses API: the response objects kept (`store` not false)
         self._runner: web.AppRunner | None = None
         self._counter = 0
 
@@ -96,6 +110,8 @@ class ScriptedUpstream:
     async def start(self) -> ScriptedUpstream:
         app = web.Application()
         app.router.add_post("/v1/chat/completions", self._chat)
+        app.router.add_post("/v1/responses", self._responses)
+        app.router.add_get("/v1/responses/{response_id}", self._retrieve)
         app.router.add_get("/v1/models", self._models)
         app.router.add_post("/v1/embeddings", self._embeddings)
         self._runner = web.AppRunner(app, access_log=None)
@@ -171,6 +187,30 @@ class ScriptedUpstream:
         include_usage = bool((body.get("stream_options") or {}).get("include_usage"))
         stream = sse_bytes(completion_id, model, reply.content, reply.finish_reason, usage if include_usage else None, reply.piece_chars)
         return await self._write_sse(request, stream, reply)
+
+    async def _responses(self, request: web.Request) -> web.StreamResponse:
+        body = json.loads(await self._record(request))
+        reply = self.script(body)
+        if reply.delay_s:
+            await asyncio.sleep(reply.delay_s)
+        if reply.status != 200:
+            error = reply.error_body or {"error": {"message": "scripted failure", "type": "server_error", "param": None, "code": None}}
+            return web.json_response(error, status=reply.status, headers=reply.headers)
+        self._counter += 1
+        wire = ResponsesWire(body, reply, self._counter)
+        if body.get("store") is not False:
+            self.stored[wire.id] = wire.response()
+        if not body.get("stream"):
+            return web.json_response(wire.response(), headers=reply.headers)
+        return await self._write_sse(request, wire.sse_bytes(), reply)
+
+    async def _retrieve(self, request: web.Request) -> web.Response:
+        await self._record(request)
+        stored = self.stored.get(request.match_info["response_id"])
+        if stored is None:
+            error = {"error": {"message": "No response found.", "type": "invalid_request_error", "param": None, "code": None}}
+            return web.json_response(error, status=404)
+        return web.json_response(stored)
 
     async def _write_sse(self, request: web.Request, stream: bytes, reply: ScriptedReply) -> web.StreamResponse:
         response = web.StreamResponse(headers={"Content-Type": "text/event-stream", **reply.headers})

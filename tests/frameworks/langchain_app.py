@@ -33,8 +33,11 @@ def main() -> None:
     base_url, layout, stream = sys.argv[1], sys.argv[2], sys.argv[3] == "1"
     sent: list[dict] = []
     client = httpx.Client(timeout=30, event_hooks={"request": [lambda r: sent.append(json.loads(r.read()))]})
+    # "..._responses": the same app on the Responses API (`use_responses_api`, langchain-openai's default for newer models)
+    responses = layout.endswith("_responses")
+    layout = layout.removesuffix("_responses")
     llm = ChatOpenAI(model="gpt-test", base_url=base_url, api_key="sk-test", http_client=client, max_retries=0,
-                     streaming=stream)
+                     streaming=stream, use_responses_api=responses)
     if layout == "lcel_system":  # the LangChain RAG tutorial's chain: system prompt with {context}, human {question}
         prompt = ChatPromptTemplate.from_messages([
             ("system", "You are an assistant for question-answering tasks. Use the following pieces of retrieved "

@@ -1,0 +1,84 @@
+"""GET /v1/responses/{id}: a stored response that ragtap injected, split again as its create was.
+
+The upstream stores the reply it wrote (`store` defaults to true): for an injected request, the JSON object with
+the supporting content, and ragtap's instruction in the echoed `instructions`.  An app that reads it back
+(`client.responses.retrieve(id)`) must see what it would have seen without ragtap, so ragtap remembers the ids of
+the responses it injected (with what the app sent for the echoed settings) and splits those when they are
+fetched.  The memory is bounded (the most recent `MAX_REMEMBERED` ids) and per process: a response created
+through another ragtap instance, or before a restart, is returned as stored.  Every other id, a streamed
+retrieve (`?stream=true`) and every other method go through the passthrough unchanged.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections import OrderedDict
+from time import perf_counter as now
+
+from aiohttp import web
+
+from ragtap.exchange import ExchangeRecord
+from ragtap.proxy.chat import _dumps, _parse_object, _read_whole
+from ragtap.proxy.errors import UpstreamUnavailable, bad_path_response
+from ragtap.proxy.passthrough import handle_passthrough, relay_response
+from ragtap.proxy.state import STATE
+from ragtap.proxy.upstream import BadPath, forward_target, request_headers, response_headers
+from ragtap.split.responses import ClientEcho, split_response
+
+MAX_REMEMBERED = 10_000  # ~100 bytes each: about 1 MB at most
+
+
+class InjectedResponses:
+    """The ids of the responses ragtap injected, most recent last, with the app's own echoed settings."""
+
+    def __init__(self, max_entries: int = MAX_REMEMBERED) -> None:
+        self._echoes: OrderedDict[str, ClientEcho] = OrderedDict()
+        self._max = max_entries
+
+    def remember(self, response_id: str, echo: ClientEcho) -> None:
+        self._echoes[response_id] = echo
+        self._echoes.move_to_end(response_id)
+        while len(self._echoes) > self._max:
+            self._echoes.popitem(last=False)
+
+    def get(self, response_id: str) -> ClientEcho | None:
+        return self._echoes.get(response_id)
+
+    def __len__(self) -> int:
+        return len(self._echoes)
+
+
+INJECTED_RESPONSES: web.AppKey[InjectedResponses] = web.AppKey("ragtap_injected_responses", InjectedResponses)
+
+
+async def handle_retrieve(request: web.Request) -> web.StreamResponse:
+    echo = request.app[INJECTED_RESPONSES].get(request.match_info["response_id"])
+    if echo is None or request.query.get("stream", "").lower() == "true":
+        return await handle_passthrough(request)
+    state = request.app[STATE]
+    record = ExchangeRecord(route=request.path, method=request.method)
+    try:
+        record.upstream_sent_at = now()
+        upstream = await state.upstream.send(
+            "GET", forward_target(request.path, request.raw_path), request_headers(request.headers, identity_encoding=True), b"", decompress=True
+        )
+        record.upstream_headers_at = now()
+        record.status = upstream.status
+        if upstream.status != 200:
+            response = await relay_response(request, upstream, record, decompressed=True)
+        else:
+            data = await _read_whole(upstream, record)
+            reply = _parse_object(data)
+            if reply is not None:
+                split_response(reply, echo)
+            body = (_dumps(reply) if reply is not None else None) or data
+            response = web.Response(status=200, body=body, headers=response_headers(upstream.headers, body_rewritten=True))
+    except UpstreamUnavailable as failure:
+        record.error_type, record.outcome, record.status = failure.error_type, "upstream_error", failure.response.status
+        response = failure.response
+    except BadPath:
+        record.status, record.error_type = 400, "bad_path"
+        response = bad_path_response()
+    record.finished_at = now()
+    asyncio.get_running_loop().call_soon(state.exporter.passthrough_finished, record)  # off the latency path
+    return response

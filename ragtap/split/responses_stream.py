@@ -1,0 +1,154 @@
+"""Splitting a streamed, injected reply of the Responses API: its typed events, rewritten one by one.
+
+`ResponsesStreamSplitter.feed(event)` takes one decoded event and returns the events the app receives in its
+place (none, one, or two), so that the app's stream is the one it would have received without ragtap:
+- the split text is the first `output_text` part of the first `message` item (`response.output_item.added`
+  names the item, `response.content_part.added` the part); its `response.output_text.delta` events carry the
+  decoded answer text only (`AnswerStreamExtractor`: as soon as it arrives; a delta that carries only supporting
+  content or JSON syntax is dropped); `response.output_text.done` carries the whole answer, preceded by one
+  delta with whatever the extractor still held; `response.content_part.done`, `response.output_item.done` and
+  the final `response.completed` / `response.incomplete` / `response.failed` carry the answer in that part;
+- the response objects in `response.created` / `in_progress` / `queued` / the final events echo the app's own
+  `instructions` and `text.format` (`restore_echo`);
+- `sequence_number` counts the events the app receives (0, 1, 2, ... with no gaps for the dropped deltas);
+- every other event (reasoning, other items, annotations, `error`) passes unchanged but for its number.
+When the text cannot be split (the model ignored the instruction) the extractor forwards it unchanged, so the
+app gets the upstream's text as it was.  Per event the work is constant apart from the extractor's pass over
+the new text; the final response object is one rewrite of one part.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ragtap.split.responses import ClientEcho, first_text_part, restore_echo, set_answer, was_truncated
+from ragtap.split.stream import INCOMPLETE_JSON, TRUNCATED, AnswerStreamExtractor, StreamResult
+
+_RESPONSE_EVENTS = frozenset({"response.created", "response.in_progress", "response.queued"})
+_FINAL_EVENTS = frozenset({"response.completed", "response.incomplete", "response.failed"})
+
+
+class ResponsesStreamSplitter:
+    def __init__(self, echo: ClientEcho) -> None:
+        self.echo = echo
+        self.extractor = AnswerStreamExtractor()
+        self.result: StreamResult | None = None
+        self.item_id: str | None = None  # the message item whose first output_text part is split
+        self.content_index: int | None = None
+        self.delta_template: dict[str, Any] | None = None  # the last delta of the split part, for a closing delta
+        self.truncated = False  # the upstream reported max_output_tokens
+        self.final: dict[str, Any] | None = None  # the final response object (for usage, ids, status)
+        self.next_number = 0
+
+    def feed(self, event: dict[str, Any]) -> list[dict[str, Any]]:
+        kind = event.get("type")
+        out = [event]
+        if kind == "response.output_text.delta":
+            if self._is_split_part(event):
+                out = self._delta(event)
+        elif kind == "response.output_text.done":
+            if self._is_split_part(event):
+                out = self._text_done(event)
+        elif kind == "response.content_part.done":
+            part = event.get("part")
+            if self._is_split_part(event) and isinstance(part, dict) and self.result is not None:
+                part["text"] = self.result.answer
+        elif kind == "response.output_item.done":
+            self._item_done(event.get("item"))
+        elif kind == "response.output_item.added":
+            item = event.get("item")
+            if self.item_id is None and isinstance(item, dict) and item.get("type") == "message" and isinstance(item.get("id"), str):
+                self.item_id = item["id"]
+        elif kind == "response.content_part.added":
+            part = event.get("part")
+            if (self.content_index is None and event.get("item_id") == self.item_id and self.item_id is not None
+                    and isinstance(part, dict) and part.get("type") == "output_text"):
+                self.content_index = event.get("content_index")
+        elif kind in _RESPONSE_EVENTS or kind in _FINAL_EVENTS:
+            response = event.get("response")
+            if isinstance(response, dict):
+                restore_echo(response, self.echo)
+                if kind in _FINAL_EVENTS:
+                    self._final(response)
+        for item in out:
+            if "sequence_number" in item:
+                item["sequence_number"] = self.next_number
+            self.next_number += 1
+        return out
+
+    def close(self) -> list[dict[str, Any]]:
+        """The stream ended before the split part was done (the upstream broke off): the answer text the
+        extractor still holds, as one last delta."""
+        if self.result is not None or self.delta_template is None:
+            return []
+        remainder = self._finish(truncated=True).remainder
+        if not remainder:
+            return []
+        closing = {**self.delta_template, "delta": remainder}
+        if "sequence_number" in closing:
+            closing["sequence_number"] = self.next_number
+        self.next_number += 1
+        return [closing]
+
+    def outcome(self) -> StreamResult:
+        result = self.result or self._finish(truncated=True)
+        if self.truncated and result.unscored_reason == INCOMPLETE_JSON:
+            # The text was done before the final event said why it stopped: the output-token limit.
+            return StreamResult(result.remainder, result.answer, result.supporting, result.mode, TRUNCATED)
+        return result
+
+    # ---------------------------------------------------------------------------------------------------------
+
+    def _is_split_part(self, event: dict[str, Any]) -> bool:
+        if self.item_id is None and event.get("type") == "response.output_text.delta" and isinstance(event.get("item_id"), str):
+            self.item_id = event["item_id"]  # an upstream that sends no `output_item.added` (some compatible servers)
+        if self.content_index is None and event.get("item_id") == self.item_id and event.get("type") == "response.output_text.delta":
+            self.content_index = event.get("content_index")  # ... or no `content_part.added`
+        return self.item_id is not None and event.get("item_id") == self.item_id and event.get("content_index") == self.content_index
+
+    def _finish(self, *, truncated: bool) -> StreamResult:
+        if self.result is None:
+            self.result = self.extractor.finish(truncated=truncated)
+        return self.result
+
+    def _delta(self, event: dict[str, Any]) -> list[dict[str, Any]]:
+        delta = event.get("delta")
+        if self.result is not None or not isinstance(delta, str):
+            return [event]
+        self.delta_template = event
+        text = self.extractor.feed(delta)
+        if not text:
+            return []
+        event["delta"] = text
+        return [event]
+
+    def _text_done(self, event: dict[str, Any]) -> list[dict[str, Any]]:
+        if self.result is not None:
+            return [event]
+        if not isinstance(self.delta_template, dict) and isinstance(event.get("text"), str):
+            self.extractor.feed(event["text"])  # no deltas came (or none we could read): split the done text
+        result = self._finish(truncated=False)
+        out: list[dict[str, Any]] = []
+        if result.remainder and self.delta_template is not None:
+            out.append({**self.delta_template, "delta": result.remainder})
+        event["text"] = result.answer
+        out.append(event)
+        return out
+
+    def _item_done(self, item: Any) -> None:
+        if not isinstance(item, dict) or item.get("id") != self.item_id or self.result is None:
+            return
+        content = item.get("content")
+        if isinstance(content, list) and isinstance(self.content_index, int) and 0 <= self.content_index < len(content):
+            part = content[self.content_index]
+            if isinstance(part, dict) and isinstance(part.get("text"), str):
+                part["text"] = self.result.answer
+
+    def _final(self, response: dict[str, Any]) -> None:
+        self.final = response
+        self.truncated = was_truncated(response)
+        if self.result is None:
+            return
+        where = first_text_part(response)
+        if where is not None:
+            set_answer(response, where, self.result.answer)
