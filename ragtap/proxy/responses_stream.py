@@ -20,7 +20,7 @@ from aiohttp import web
 
 from ragtap.exchange import ExchangeRecord, note_usage
 from ragtap.proxy.sse import SSEDecoder, encode_event, take_comments
-from ragtap.proxy.stream import _UPSTREAM_BROKE, KEEPALIVE, KEEPALIVE_AFTER_S, StreamOutcome, _open, token_count
+from ragtap.proxy.stream import _UPSTREAM_BROKE, KEEPALIVE, KEEPALIVE_AFTER_S, StreamOutcome, _open
 from ragtap.split.responses import ClientEcho, was_truncated
 from ragtap.split.responses_stream import ResponsesStreamSplitter
 
