@@ -151,3 +151,22 @@ async def test_haystack(start_proxy, stream: bool) -> None:
     assert result["answer"] == ANSWER
     await check_exchanges(proxy, ["langchain"])  # Context: / Question: / Answer: is the labelled layout
     check_fixture("haystack_chat_prompt_builder", result["requests"])
+
+
+@pytest.mark.parametrize("stream", [False, True])
+@pytest.mark.parametrize("layout", ["default_api", "chat_model"])
+async def test_openai_agents_with_file_search_tool(start_proxy, layout: str, stream: bool) -> None:
+    """The OpenAI Agents SDK switched to chat completions (`set_default_openai_api("chat_completions")` or
+    `OpenAIChatCompletionsModel`), with a file_search-style function tool.  The SDK offers its tools on every turn,
+    so ragtap recognises the tool results (rule `tool`) but does not inject (reason client_tools): the answer is the
+    upstream's, unchanged."""
+    python = framework_python("openai_agents")
+    proxy = await start_proxy(agent_script("file_search"))
+    result = await run_app(python, "openai_agents_app.py", proxy.server.base_url, layout, stream)
+    assert result["answer"] == ANSWER
+    first, second = await proxy.collector.exchange(1), await proxy.collector.exchange(2)
+    assert first.recognition == "no_context" and first.rag_source is None
+    assert second.recognition == "client_tools" and second.rag_source == "tool" and not second.injected
+    assert [body.get("stream", False) for body in result["requests"]] == [stream, stream]
+    assert all(body["tools"][0]["function"]["name"] == "file_search" for body in result["requests"])
+    check_fixture(f"openai_agents_{layout}", result["requests"])

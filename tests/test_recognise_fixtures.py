@@ -26,6 +26,8 @@ EXPECTED: dict[str, list[str]] = {
     "llamaindex_chat_condense_question": ["llamaindex_text_qa"],
     "dspy_chain_of_thought": ["dspy"],
     "haystack_chat_prompt_builder": ["langchain"],
+    "openai_agents_default_api": ["no_context", "tool"],  # the tools offered are not kept: injectable here
+    "openai_agents_chat_model": ["no_context", "tool"],
 }
 
 
