@@ -115,6 +115,9 @@ LLAMAINDEX = [
     ("chat:context", ["llamaindex_context_chat"]),
     ("chat:condense_plus_context", ["generic"]),
     ("chat:condense_question", ["llamaindex_text_qa"]),
+    # `best` (the default chat mode): in llama-index-core 0.14 it builds a CondensePlusContextChatEngine
+    # (the agent-based `best` was removed with the legacy agents), so it sends condense_plus_context's layout.
+    ("chat:best", ["generic"]),
 ]
 
 
@@ -133,12 +136,17 @@ DSPY_REPLY = ("[[ ## reasoning ## ]]\nThe first passage names the port.\n\n[[ ##
               "listens on port 8443.\n\n[[ ## completed ## ]]")
 
 
-async def test_dspy(start_proxy) -> None:
-    """Not streamed: a DSPy module's call is one completion (streaming is `dspy.streamify`, not covered)."""
+@pytest.mark.parametrize("stream", [False, True])
+async def test_dspy(start_proxy, stream: bool) -> None:
+    """Streamed: `dspy.streamify` with a StreamListener on `response` (a streamed completion through ragtap); the
+    app gets the response field's chunks and the final prediction, both exactly the upstream's answer."""
     python = framework_python("dspy")
     proxy = await start_proxy(fixed(json_content(answer=DSPY_REPLY)))
-    result = await run_app(python, "dspy_app.py", proxy.server.base_url, "chain_of_thought", False)
+    result = await run_app(python, "dspy_app.py", proxy.server.base_url, "chain_of_thought", stream)
     assert result["answer"] == "The billing service listens on port 8443."
+    if stream:
+        assert result["streamed"].strip() == "The billing service listens on port 8443."
+    assert proxy.upstream_body(0).get("stream", False) is stream
     await check_exchanges(proxy, ["dspy"])
     check_fixture("dspy_chain_of_thought", result["requests"])
 

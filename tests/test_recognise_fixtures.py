@@ -24,6 +24,7 @@ EXPECTED: dict[str, list[str]] = {
     "llamaindex_chat_context": ["llamaindex_context_chat"],
     "llamaindex_chat_condense_plus_context": ["generic"],
     "llamaindex_chat_condense_question": ["llamaindex_text_qa"],
+    "llamaindex_chat_best": ["generic"],
     "dspy_chain_of_thought": ["dspy"],
     "haystack_chat_prompt_builder": ["langchain"],
     "openai_agents_default_api": ["no_context", "tool"],  # the tools offered are not kept: injectable here
