@@ -178,3 +178,49 @@ async def test_openai_agents_with_file_search_tool(start_proxy, layout: str, str
     assert [body.get("stream", False) for body in result["requests"]] == [stream, stream]
     assert all(body["tools"][0]["function"]["name"] == "file_search" for body in result["requests"])
     check_fixture(f"openai_agents_{layout}", result["requests"])
+
+
+REWRITTEN = "On which port does the billing service accept connections?"
+
+
+def langgraph_script():  # type: ignore[no-untyped-def]
+    """The tutorial graph's calls, told apart by what each node sends: the first grade says "no" (so the graph
+    rewrites the question and retrieves again), the second "yes"; the final generation is answered in ragtap's
+    injected format (JSON answer + supporting), so the app only gets ANSWER when ragtap injected and split it."""
+    grades = iter(["no", "yes"])
+
+    def script(body: dict) -> ScriptedReply:
+        messages = body.get("messages", [])
+        # The last user message (ragtap's injection appends a system message after it).
+        last = next((m.get("content") or "" for m in reversed(messages) if m.get("role") == "user"), "")
+        if isinstance(last, str) and "Use the following pieces of retrieved context" in last:
+            return ScriptedReply(json_content())  # (ragtap's injection sets its own response_format)
+        if body.get("response_format"):
+            return ScriptedReply(json.dumps({"binary_score": next(grades, "yes")}))
+        if isinstance(last, str) and last.startswith("Look at the input"):
+            return ScriptedReply(REWRITTEN)
+        if body.get("tools") and messages[-1].get("role") == "user":
+            call = {"id": f"call_{len(messages)}", "type": "function",
+                    "function": {"name": "retrieve_wiki_pages", "arguments": json.dumps({"query": "billing port"})}}
+            return ScriptedReply(tool_calls=[call])
+        return ScriptedReply("unexpected request")
+    return script
+
+
+@pytest.mark.parametrize("stream", [False, True])
+async def test_langgraph_agentic_rag(start_proxy, stream: bool) -> None:
+    """The LangGraph tutorial's agentic RAG (retriever tool, grade, rewrite, generate).  Per call: the tool-calling
+    turns have no context yet (no_context; the rewritten question is the last user message); the grader asks for
+    structured output (its "retrieved document" layout is not a RAG answer: no_context); the final generation is
+    recognised (rlm-style `Question:`/`Context:` in one user message) and injected, and the app gets exactly the
+    answer."""
+    python = framework_python("langgraph")
+    proxy = await start_proxy(langgraph_script())
+    result = await run_app(python, "langgraph_app.py", proxy.server.base_url, "agentic_rag", stream)
+    assert result["answer"] == ANSWER
+    expected = ["no_context", "no_context", "no_context", "no_context", "no_context", "langchain"]
+    records = [await proxy.collector.exchange(n) for n in range(1, len(expected) + 1)]
+    assert [r.recognition for r in records] == expected
+    assert [r.injected for r in records] == [False] * 5 + [True]
+    assert all(body.get("stream", False) is stream for body in result["requests"])
+    check_fixture("langgraph_agentic_rag", result["requests"])

@@ -27,6 +27,8 @@ EXPECTED: dict[str, list[str]] = {
     "llamaindex_chat_best": ["generic"],
     "dspy_chain_of_thought": ["dspy"],
     "haystack_chat_prompt_builder": ["langchain"],
+    # retriever-tool turn, grade ("no"), rewrite, retriever-tool turn on the rewritten question, grade, generate
+    "langgraph_agentic_rag": ["no_context"] * 5 + ["langchain"],
     "openai_agents_default_api": ["no_context", "tool"],  # the tools offered are not kept: injectable here
     "openai_agents_chat_model": ["no_context", "tool"],
 }
