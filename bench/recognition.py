@@ -14,6 +14,8 @@ from pathlib import Path
 import orjson
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+# This checkout's ragtap, not whichever one the venv has installed (a shared venv may hold another tree's).
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bodies import chat_body, rag_body  # noqa: E402
 from recognition_corpus import corpus  # noqa: E402
