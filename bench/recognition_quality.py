@@ -10,6 +10,7 @@
 
 from __future__ import annotations
 
+import os
 import sys
 from collections import Counter
 from collections.abc import Sequence
@@ -17,8 +18,10 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-# This checkout's ragtap, not whichever one the venv has installed (a shared venv may hold another tree's).
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+# This checkout's ragtap, not whichever one the venv has installed (a shared venv may hold another tree's); an
+# explicit PYTHONPATH wins (to measure another tree's ragtap with these bodies, e.g. before/after a change).
+if not os.environ.get("PYTHONPATH"):
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import recognition_corpus  # noqa: E402
 import recognition_corpus_independent  # noqa: E402

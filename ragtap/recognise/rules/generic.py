@@ -13,6 +13,8 @@ Precision comes first (a false positive changes what the model is asked to write
   look like one: it ends with "?" or starts with a question word or a `Question:`/`Query:` label.  "Summarise
   this" is an instruction, not a question: not RAG.
 Trailing instruction paragraphs after the passages ("Answer using only the context above.") are not passages.
+A section after the context that holds an answer to judge ("Answer:", "Response:", "Student answer:" ...) makes
+the request an evaluation of that answer (LLM-as-judge, faithfulness graders), not a question to answer: not RAG.
 """
 
 from __future__ import annotations
@@ -47,6 +49,10 @@ _NOT_MATERIAL = re.compile(r"\b(?:rules?|guidelines?|instructions?|steps|policy|
 _TASK_ON_TEXT = re.compile(
     r"\b(?:summari[sz]e|summary|proofread|rewrite|rephrase|paraphrase|translate|shorten|grammar|tl;?dr|edit|"
     r"improve|review|critique|format)\b", re.IGNORECASE)
+# A paragraph opening with one of these labels carries an answer to be judged, not retrieved material.
+_JUDGED = re.compile(
+    r"^(?:generated |student |model |candidate |predicted |proposed |final )?(?:answer|response|output|claim|"
+    r"prediction|completion)[ \t]*:", re.IGNORECASE)
 _CODE_HINTS = ("def ", "class ", "import ", "function ", "#include", "public static", "const ", "=> {", "};")
 _MIN_PASSAGE = 20
 
@@ -83,7 +89,8 @@ def _passages(region: str) -> list[str]:
     if len(paragraphs) < 2 and len(_ITEM.findall(region)) >= 2:  # items on consecutive lines
         starts = [m.start() for m in _ITEM.finditer(region)]
         paragraphs = [region[a:b].strip() for a, b in zip(starts, [*starts[1:], len(region)], strict=True)]
-    while paragraphs and paragraphs[-1].lower().startswith(_INSTRUCTION_STARTS):
+    # ("When does it open?" starts like "When citing, ..." but is the question, not an instruction.)
+    while paragraphs and paragraphs[-1].lower().startswith(_INSTRUCTION_STARTS) and not paragraphs[-1].endswith("?"):
         paragraphs.pop()
     return paragraphs
 
@@ -111,6 +118,6 @@ def generic(text: str, question: str) -> RagContext | None:
     lines = [line.lower().lstrip("-*0123456789.)[] \t") for p in passages for line in p.split("\n") if line.strip()]
     if sum(line.startswith(_INSTRUCTION_STARTS) for line in lines) * 2 > len(lines):
         return None
-    if any(len(p) < _MIN_PASSAGE or _is_code(p) for p in passages):
+    if any(len(p) < _MIN_PASSAGE or _is_code(p) or _JUDGED.match(p) for p in passages):
         return None
     return make_context(asked, passages, "generic")
