@@ -26,12 +26,28 @@ from ragtap.types import RagContext
 
 _NOUNS = (r"context|contexts|documents?|passages?|sources|search results|excerpts?|snippets?|knowledge base|"
           r"retrieved (?:information|content|text)|reference documents?|chunks|results")
-_LEAD_IN = re.compile(
-    rf"^[^\n]{{0,140}}\b(?:following|below|relevant|retrieved|provided|supplied|given|these|search)\b"
-    rf"[^\n]{{0,60}}\b(?:{_NOUNS})\b[^\n]{{0,60}}:[ \t]*$"
-    rf"|^[ \t]*(?:#+[ \t]*)?(?:{_NOUNS})[ \t]*:[ \t]*$",
-    re.IGNORECASE | re.MULTILINE,
+# One lead-in line, matched whole (the line holds no newline).  Only lines ending with ":" can be one, so the
+# search first finds those lines (`_COLON_LINE_END`, a scan for ":") and runs this on them alone: running a
+# MULTILINE `^...` pattern from every line start cost ~2x more on long system prompts.
+_LEAD_IN_LINE = re.compile(
+    rf"[^\n]{{0,140}}\b(?:following|below|relevant|retrieved|provided|supplied|given|these|search)\b"
+    rf"[^\n]{{0,60}}\b(?:{_NOUNS})\b[^\n]{{0,60}}:[ \t]*"
+    rf"|[ \t]*(?:#+[ \t]*)?(?:{_NOUNS})[ \t]*:[ \t]*",
+    re.IGNORECASE,
 )
+_COLON_LINE_END = re.compile(r":[ \t]*$", re.MULTILINE)
+
+
+def _lead_in(text: str) -> tuple[int, int] | None:
+    """(start, end) of the first lead-in line of `text`, or None."""
+    for colon in _COLON_LINE_END.finditer(text):
+        end = colon.end()
+        start = text.rfind("\n", 0, colon.start()) + 1
+        if _LEAD_IN_LINE.fullmatch(text, start, end):
+            return start, end
+    return None
+
+
 _ITEM = re.compile(r"^[ \t]*(?:\[\d{1,3}\]|\d{1,3}[.)]|(?:document|passage|source|chunk) \d{1,3}:?)[ \t]", re.IGNORECASE | re.MULTILINE)
 _QUESTION_WORDS = frozenset(
     "what which who whom whose when where why how is are was were do does did can could should would will may "
@@ -96,10 +112,10 @@ def _passages(region: str) -> list[str]:
 
 
 def generic(text: str, question: str) -> RagContext | None:
-    lead = _LEAD_IN.search(text)
-    if lead is None or _NOT_MATERIAL.search(lead.group(0)):
+    lead = _lead_in(text)
+    if lead is None or _NOT_MATERIAL.search(text, lead[0], lead[1]):
         return None
-    region = text[lead.end() :]
+    region = text[lead[1] :]
     in_user_message = text is question
     if in_user_message:
         paragraphs = _passages(region)
@@ -108,7 +124,7 @@ def generic(text: str, question: str) -> RagContext | None:
         asked = looks_like_question(paragraphs[-1])
         passages = paragraphs[:-1]
         if asked is None:  # the question may come before the lead-in ("What is X? Use these documents:")
-            asked, passages = looks_like_question(text[: lead.start()]), paragraphs
+            asked, passages = looks_like_question(text[: lead[0]]), paragraphs
     else:
         asked = looks_like_question(question)
         passages = _passages(region)
