@@ -75,11 +75,12 @@ def main() -> None:
         ("bench chat_body (plain, 1.5 KB)", chat_body()),
         ("plain chat 'What is 2+2?'", orjson.dumps({"model": "m", "messages": [{"role": "user", "content": "What is 2+2?"}]})),
     ]
-    seen: set[str] = set()
-    for _label, layout, body in [*corpus(), *independent_corpus()]:
-        if layout not in seen:
-            seen.add(layout)
-            cases.append((layout, orjson.dumps(body)))
+    seen: set[tuple[str, bool]] = set()
+    for label, layout, body in [*corpus(), *independent_corpus()]:
+        if (layout, label) not in seen:  # a captured agent run: its first non-RAG and its first RAG call
+            seen.add((layout, label))
+            name = f"{layout} ({'rag' if label else 'not rag'})" if layout.startswith("captured:") else layout
+            cases.append((name, orjson.dumps(body)))
     if baseline is None:
         print(f"{'body':<40} {'bytes':>6} {'reason':<26} {'recognise us':>12} {'loads us':>9} {'ratio':>6}")
     else:
