@@ -41,6 +41,7 @@ CAPTURED_LABELS: dict[str, list[bool]] = {
     "llamaindex_chat_condense_plus_context": [True],
     "llamaindex_chat_condense_question": [True],
     "llamaindex_chat_best": [True],
+    "llamaindex_query_citation": [True],
     "dspy_chain_of_thought": [True],
     "haystack_chat_prompt_builder": [True],
     "openai_agents_default_api": [False, True],

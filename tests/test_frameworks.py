@@ -118,6 +118,7 @@ LLAMAINDEX = [
     # `best` (the default chat mode): in llama-index-core 0.14 it builds a CondensePlusContextChatEngine
     # (the agent-based `best` was removed with the legacy agents), so it sends condense_plus_context's layout.
     ("chat:best", ["generic"]),
+    ("query:citation", ["llamaindex_citation"]),
 ]
 
 
@@ -128,6 +129,7 @@ async def test_llamaindex(start_proxy, layout: str, rules: list[str], stream: bo
     proxy = await start_proxy(fixed(json_content()))
     result = await run_app(python, "llamaindex_app.py", proxy.server.base_url, layout, stream)
     assert result["answer"] == ANSWER
+    assert [r.body.get("stream", False) for r in proxy.upstream.requests] == [stream] * len(rules)
     await check_exchanges(proxy, rules)
     check_fixture("llamaindex_" + layout.replace(":", "_"), result["requests"])
 
