@@ -2,7 +2,9 @@
 - `generated`: bench/recognition_corpus.py (framework layouts rendered from their templates, non-RAG kinds);
 - `independent`: bench/recognition_corpus_independent.py (the real frameworks' captured requests, and RAG and
   non-RAG requests written without consulting the generic rule);
-- `all`: both together.
+- `holdout`: bench/recognition_corpus_holdout.py (written before any recall change was tried on `independent`,
+  never used to tune a rule);
+- `all`: all three together.
 
     .venv/bin/python bench/recognition_quality.py            # summary, per-layout reasons, every error
     .venv/bin/python bench/recognition_quality.py --summary  # the three summary lines only
@@ -24,6 +26,7 @@ if not os.environ.get("PYTHONPATH"):
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import recognition_corpus  # noqa: E402
+import recognition_corpus_holdout  # noqa: E402
 import recognition_corpus_independent  # noqa: E402
 
 from ragtap.recognise import recognise  # noqa: E402
@@ -33,7 +36,9 @@ Item = tuple[bool, str, dict[str, Any]]
 
 def corpora() -> dict[str, list[Item]]:
     generated, independent = recognition_corpus.corpus(), recognition_corpus_independent.corpus()
-    return {"generated": generated, "independent": independent, "all": [*generated, *independent]}
+    holdout = recognition_corpus_holdout.corpus()
+    return {"generated": generated, "independent": independent, "holdout": holdout,
+            "all": [*generated, *independent, *holdout]}
 
 
 def measure(items: Sequence[Item] | None = None) -> dict[str, object]:
@@ -69,7 +74,7 @@ def main() -> None:
         print(summary(name, m))
     if "--summary" in sys.argv:
         return
-    for name in ("generated", "independent"):
+    for name in ("generated", "independent", "holdout"):
         m = results[name]
         print(f"\n[{name}]")
         for layout, reasons in m["per_layout"].items():  # type: ignore[union-attr]

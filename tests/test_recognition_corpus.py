@@ -56,3 +56,14 @@ def test_an_answer_to_judge_under_the_context_is_not_rag() -> None:
     context = "\n\nContext:\nThe museum opens at 10:00 on weekdays.\n\nIt is closed on Mondays, including public holidays."
     rag = {"messages": [{"role": "user", "content": "Use the following context:" + context + "\n\nWhen does it open?"}]}
     assert recognise(rag).reason == "generic"  # the same context with a question and no answer to judge
+
+
+def test_json_pasted_as_data_is_not_passages() -> None:
+    """'Given the following documents: {json} {json} Which one is valid JSON?' is a task on pasted data (the held-out
+    corpus's one false positive; failed on the previous generic rule).  Prose passages under the same lead-in are."""
+    objects = '{"name": "Ana", "age": 31,}\n\n{"name": "Ana", "age": 31}'
+    body = {"messages": [{"role": "user", "content": f"Given the following documents:\n\n{objects}\n\nWhich one is valid JSON?"}]}
+    assert recognise(body).reason == "no_context"
+    prose = "Ana joined the company in 2019 as an analyst.\n\nAna has led the data team since 2023."
+    rag = {"messages": [{"role": "user", "content": f"Given the following documents:\n\n{prose}\n\nWhen did Ana join?"}]}
+    assert recognise(rag).reason == "generic"

@@ -8,7 +8,8 @@ Precision comes first (a false positive changes what the model is asked to write
   retrieval word (following, below, relevant, retrieved, provided, ...) or as a bare heading ("Documents:");
   "Some context:" about the user's own situation has neither and does not count;
 - at least two passages after it (blank-line paragraphs, `[N]`/`N.` items, `Source:`/`file_path:` headed
-  blocks), each at least 20 characters, and not code (a passage that looks like source code ends the match);
+  blocks), each at least 20 characters, and not code (a passage that looks like source code or a JSON object or
+  array ends the match);
 - a question: in a system message, the last user message; in a user message, its last paragraph.  Either must
   look like one: it ends with "?" or starts with a question word or a `Question:`/`Query:` label.  "Summarise
   this" is an instruction, not a question: not RAG.
@@ -97,6 +98,9 @@ def looks_like_question(text: str) -> str | None:
 
 
 def _is_code(paragraph: str) -> bool:
+    """Source code, or a JSON object/array pasted as data ("Which one is valid JSON?" is a task on it)."""
+    if (paragraph[:1] == "{" and paragraph[-1:] == "}") or (paragraph[:2] in ('[{', '["') and paragraph[-1:] == "]"):
+        return True
     return paragraph.startswith("```") or sum(hint in paragraph for hint in _CODE_HINTS) >= 2
 
 
