@@ -61,7 +61,8 @@ def baseline_recognise(tree: Path) -> Callable[[Any], Any]:
         shutil.copy(tree / "ragtap" / name, package / name)
     for path in package.rglob("*.py"):
         text = path.read_text()
-        path.write_text(text.replace("from ragtap.", "from ragtap_baseline.").replace("from ragtap import", "from ragtap_baseline import"))
+        text = text.replace("from ragtap.", "from ragtap_baseline.").replace("from ragtap import", "from ragtap_baseline import")
+        path.write_text(text)
     sys.path.insert(0, str(work))
     return importlib.import_module("ragtap_baseline.recognise").recognise
 
@@ -84,7 +85,8 @@ def main() -> None:
     if baseline is None:
         print(f"{'body':<40} {'bytes':>6} {'reason':<26} {'recognise us':>12} {'loads us':>9} {'ratio':>6}")
     else:
-        print(f"{'body':<48} {'bytes':>6} {'baseline reason':<24} {'us':>7} {'reason':<24} {'us':>7} {'loads us':>8} {'ratio':>6}")
+        print(f"{'body':<48} {'bytes':>6} {'baseline reason':<24} {'us':>7} {'reason':<24} {'us':>7} "
+              f"{'loads us':>8} {'ratio':>6}")
     for name, raw in cases:
         body = orjson.loads(raw)
         reason = recognise(body).reason
