@@ -3,7 +3,8 @@
     python llamaindex_app.py BASE_URL LAYOUT STREAM  ->  prints {"answer": ..., "requests": [request bodies]}
 
 LAYOUT is `query:<response_mode>`, `query:citation` (CitationQueryEngine) or `chat:<chat_mode>`.  Only the base
-URL points it at ragtap; every prompt is LlamaIndex's default.  A mock embedding model keeps retrieval offline; the documents are synthetic.
+URL points it at ragtap; every prompt is LlamaIndex's default.  A mock embedding model keeps retrieval offline;
+the documents are synthetic.
 """
 
 from __future__ import annotations
