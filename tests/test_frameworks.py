@@ -115,6 +115,10 @@ LLAMAINDEX = [
     ("chat:context", ["llamaindex_context_chat"]),
     ("chat:condense_plus_context", ["generic"]),
     ("chat:condense_question", ["llamaindex_text_qa"]),
+    # `best` (the default chat mode): in llama-index-core 0.14 it builds a CondensePlusContextChatEngine
+    # (the agent-based `best` was removed with the legacy agents), so it sends condense_plus_context's layout.
+    ("chat:best", ["generic"]),
+    ("query:citation", ["llamaindex_citation"]),
 ]
 
 
@@ -125,6 +129,7 @@ async def test_llamaindex(start_proxy, layout: str, rules: list[str], stream: bo
     proxy = await start_proxy(fixed(json_content()))
     result = await run_app(python, "llamaindex_app.py", proxy.server.base_url, layout, stream)
     assert result["answer"] == ANSWER
+    assert [r.body.get("stream", False) for r in proxy.upstream.requests] == [stream] * len(rules)
     await check_exchanges(proxy, rules)
     check_fixture("llamaindex_" + layout.replace(":", "_"), result["requests"])
 
@@ -133,12 +138,17 @@ DSPY_REPLY = ("[[ ## reasoning ## ]]\nThe first passage names the port.\n\n[[ ##
               "listens on port 8443.\n\n[[ ## completed ## ]]")
 
 
-async def test_dspy(start_proxy) -> None:
-    """Not streamed: a DSPy module's call is one completion (streaming is `dspy.streamify`, not covered)."""
+@pytest.mark.parametrize("stream", [False, True])
+async def test_dspy(start_proxy, stream: bool) -> None:
+    """Streamed: `dspy.streamify` with a StreamListener on `response` (a streamed completion through ragtap); the
+    app gets the response field's chunks and the final prediction, both exactly the upstream's answer."""
     python = framework_python("dspy")
     proxy = await start_proxy(fixed(json_content(answer=DSPY_REPLY)))
-    result = await run_app(python, "dspy_app.py", proxy.server.base_url, "chain_of_thought", False)
+    result = await run_app(python, "dspy_app.py", proxy.server.base_url, "chain_of_thought", stream)
     assert result["answer"] == "The billing service listens on port 8443."
+    if stream:
+        assert result["streamed"].strip() == "The billing service listens on port 8443."
+    assert proxy.upstream_body(0).get("stream", False) is stream
     await check_exchanges(proxy, ["dspy"])
     check_fixture("dspy_chain_of_thought", result["requests"])
 
@@ -151,3 +161,68 @@ async def test_haystack(start_proxy, stream: bool) -> None:
     assert result["answer"] == ANSWER
     await check_exchanges(proxy, ["langchain"])  # Context: / Question: / Answer: is the labelled layout
     check_fixture("haystack_chat_prompt_builder", result["requests"])
+
+
+@pytest.mark.parametrize("stream", [False, True])
+@pytest.mark.parametrize("layout", ["default_api", "chat_model"])
+async def test_openai_agents_with_file_search_tool(start_proxy, layout: str, stream: bool) -> None:
+    """The OpenAI Agents SDK switched to chat completions (`set_default_openai_api("chat_completions")` or
+    `OpenAIChatCompletionsModel`), with a file_search-style function tool.  The SDK offers its tools on every turn,
+    so ragtap recognises the tool results (rule `tool`) but does not inject (reason client_tools): the answer is the
+    upstream's, unchanged."""
+    python = framework_python("openai_agents")
+    proxy = await start_proxy(agent_script("file_search"))
+    result = await run_app(python, "openai_agents_app.py", proxy.server.base_url, layout, stream)
+    assert result["answer"] == ANSWER
+    first, second = await proxy.collector.exchange(1), await proxy.collector.exchange(2)
+    assert first.recognition == "no_context" and first.rag_source is None
+    assert second.recognition == "client_tools" and second.rag_source == "tool" and not second.injected
+    assert [body.get("stream", False) for body in result["requests"]] == [stream, stream]
+    assert all(body["tools"][0]["function"]["name"] == "file_search" for body in result["requests"])
+    check_fixture(f"openai_agents_{layout}", result["requests"])
+
+
+REWRITTEN = "On which port does the billing service accept connections?"
+
+
+def langgraph_script():  # type: ignore[no-untyped-def]
+    """The tutorial graph's calls, told apart by what each node sends: the first grade says "no" (so the graph
+    rewrites the question and retrieves again), the second "yes"; the final generation is answered in ragtap's
+    injected format (JSON answer + supporting), so the app only gets ANSWER when ragtap injected and split it."""
+    grades = iter(["no", "yes"])
+
+    def script(body: dict) -> ScriptedReply:
+        messages = body.get("messages", [])
+        # The last user message (ragtap's injection appends a system message after it).
+        last = next((m.get("content") or "" for m in reversed(messages) if m.get("role") == "user"), "")
+        if isinstance(last, str) and "Use the following pieces of retrieved context" in last:
+            return ScriptedReply(json_content())  # (ragtap's injection sets its own response_format)
+        if body.get("response_format"):
+            return ScriptedReply(json.dumps({"binary_score": next(grades, "yes")}))
+        if isinstance(last, str) and last.startswith("Look at the input"):
+            return ScriptedReply(REWRITTEN)
+        if body.get("tools") and messages[-1].get("role") == "user":
+            call = {"id": f"call_{len(messages)}", "type": "function",
+                    "function": {"name": "retrieve_wiki_pages", "arguments": json.dumps({"query": "billing port"})}}
+            return ScriptedReply(tool_calls=[call])
+        return ScriptedReply("unexpected request")
+    return script
+
+
+@pytest.mark.parametrize("stream", [False, True])
+async def test_langgraph_agentic_rag(start_proxy, stream: bool) -> None:
+    """The LangGraph tutorial's agentic RAG (retriever tool, grade, rewrite, generate).  Per call: the tool-calling
+    turns have no context yet (no_context; the rewritten question is the last user message); the grader asks for
+    structured output (its "retrieved document" layout is not a RAG answer: no_context); the final generation is
+    recognised (rlm-style `Question:`/`Context:` in one user message) and injected, and the app gets exactly the
+    answer."""
+    python = framework_python("langgraph")
+    proxy = await start_proxy(langgraph_script())
+    result = await run_app(python, "langgraph_app.py", proxy.server.base_url, "agentic_rag", stream)
+    assert result["answer"] == ANSWER
+    expected = ["no_context", "no_context", "no_context", "no_context", "no_context", "langchain"]
+    records = [await proxy.collector.exchange(n) for n in range(1, len(expected) + 1)]
+    assert [r.recognition for r in records] == expected
+    assert [r.injected for r in records] == [False] * 5 + [True]
+    assert all(body.get("stream", False) is stream for body in result["requests"])
+    check_fixture("langgraph_agentic_rag", result["requests"])

@@ -2,8 +2,9 @@
 
     python llamaindex_app.py BASE_URL LAYOUT STREAM  ->  prints {"answer": ..., "requests": [request bodies]}
 
-LAYOUT is `query:<response_mode>` or `chat:<chat_mode>`.  Only the base URL points it at ragtap; every prompt is
-LlamaIndex's default.  A mock embedding model keeps retrieval offline; the documents are synthetic.
+LAYOUT is `query:<response_mode>`, `query:citation` (CitationQueryEngine) or `chat:<chat_mode>`.  Only the base
+URL points it at ragtap; every prompt is LlamaIndex's default.  A mock embedding model keeps retrieval offline;
+the documents are synthetic.
 """
 
 from __future__ import annotations
@@ -53,7 +54,12 @@ def main() -> None:
     index = VectorStoreIndex.from_documents([Document(text=t) for t in TEXTS])
     kind, mode = layout.split(":")
     if kind == "query":
-        engine = index.as_query_engine(response_mode=mode, similarity_top_k=2, streaming=stream)
+        if mode == "citation":  # CitationQueryEngine: "Source N:" chunks under its citation template
+            from llama_index.core.query_engine import CitationQueryEngine
+
+            engine = CitationQueryEngine.from_args(index, similarity_top_k=2, streaming=stream)
+        else:
+            engine = index.as_query_engine(response_mode=mode, similarity_top_k=2, streaming=stream)
         response = engine.query(QUESTION)
         answer = "".join(response.response_gen) if stream else str(response)
     else:

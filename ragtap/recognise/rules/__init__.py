@@ -24,6 +24,7 @@ from ragtap.recognise.rules.generic import generic, generic_gate
 from ragtap.recognise.rules.langchain_context_then_question import langchain_context_then_question
 from ragtap.recognise.rules.langchain_labelled import langchain_labelled
 from ragtap.recognise.rules.langchain_system import langchain_system
+from ragtap.recognise.rules.llamaindex_citation import citation_gate, llamaindex_citation
 from ragtap.recognise.rules.llamaindex_context_chat import llamaindex_context_chat
 from ragtap.recognise.rules.llamaindex_refine import llamaindex_refine, refine_gate
 from ragtap.recognise.rules.llamaindex_text_qa import llamaindex_text_qa
@@ -46,6 +47,7 @@ class Rule:
 RULES: tuple[Rule, ...] = (
     Rule("llamaindex_text_qa", "user", (may_hold_context,), lambda text, _q: llamaindex_text_qa(text)),
     Rule("llamaindex_refine", "user", (may_hold_context, refine_gate), lambda text, _q: llamaindex_refine(text)),
+    Rule("llamaindex_citation", "user", (citation_gate,), lambda text, _q: llamaindex_citation(text)),
     Rule("langchain", "user", (may_hold_context,), lambda text, _q: langchain_labelled(text)),
     Rule("langchain", "user", (may_hold_context,), lambda text, _q: langchain_context_then_question(text)),
     Rule("dspy", "user", (dspy_gate,), lambda text, _q: dspy_chat(text)),

@@ -26,12 +26,17 @@ def langchain_labelled(text: str) -> RagContext | None:
     is short and user-typed), the context to the final `Answer:`.  Context first: the question starts at the
     *last* `Question:` line, since retrieved documents (FAQs!) may contain `Question:` lines themselves.
     Documents are the context's blank-line separated paragraphs (`format_docs` joins with "\\n\\n").
+
+    The LangGraph agentic-RAG tutorial's `GENERATE_PROMPT` is `rlm/rag-prompt` without the `Answer:` cue line (it
+    ends with `Context: {context}`).  Without the cue the exact rlm sentence stands in for it: the message must
+    say "Use the following pieces of retrieved context" and put `Question:` before `Context:`; the context runs to
+    the end of the message.
     """
     if "Context:" not in text or "Question:" not in text:
         return None
     body = text.rstrip()
     if not body.endswith("Answer:"):
-        return None
+        return _rlm_without_cue(body)
     cue = body.rfind("\n")
     if cue < 0 or len(body) - cue > 32:
         return None
@@ -48,3 +53,17 @@ def langchain_labelled(text: str) -> RagContext | None:
         context = body[c + len("Context:") : q]
         question = body[q + len("Question:") :]
     return make_context(question, split_documents(context), "langchain")
+
+
+_RLM_SENTENCE = "Use the following pieces of retrieved context"
+
+
+def _rlm_without_cue(body: str) -> RagContext | None:
+    """`rlm/rag-prompt` ending with its context (LangGraph's agentic-RAG `GENERATE_PROMPT`): question first."""
+    if _RLM_SENTENCE not in body:
+        return None
+    q = find_label(body, "Question:")
+    c = find_label(body, "Context:", q) if q >= 0 else -1
+    if c < 0:
+        return None
+    return make_context(body[q + len("Question:") : c], split_documents(body[c + len("Context:") :]), "langchain")
