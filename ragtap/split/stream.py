@@ -28,10 +28,11 @@ Decisions (see also `REASONS`):
   (`answer_not_string`), or when the text ends before any answer text (`truncated`/`incomplete_json`).
   Once answer text has been forwarded the extractor is committed to JSON mode.  So the app receives either
   exactly the upstream text, or decoded answer text only -- never a mix.
-* A non-string answer: numbers and booleans become their JSON text ("42", "true"), an array of strings is
-  joined with newlines; null, objects and other arrays are unrecoverable (raw fallback,
-  `answer_not_string`).  The same stringification applies to the supporting content; a null support gives
-  `no_supporting`, an unrecoverable one `supporting_not_string`.
+* The answer is the value of the top-level `answer` key, and only a JSON string counts: null, a number, a
+  boolean, an array or an object is not the model's answer text (raw fallback, `answer_not_string`).  An
+  `answer` key nested inside another value is never looked at.  The supporting content is stringified
+  leniently (numbers and booleans as their JSON text, an array of strings joined with newlines); a null
+  support gives `no_supporting`, an unrecoverable one `supporting_not_string`.
 * Text cut short (max_tokens, or the stream just ended): the answer forwarded so far stays the answer (a
   half escape or a half surrogate pair at the cut is dropped).  A partially received supporting content is
   returned in `supporting` but is *not* scoreable: `unscored_reason` is `truncated` (`incomplete_json` when
@@ -47,7 +48,13 @@ Decisions (see also `REASONS`):
   lenient where models are sloppy: `\\'` decodes to `'`, an unknown escape `\\x` is kept as the two
   characters, a `\\u` not followed by four hex digits is kept literally, raw control characters inside
   strings are accepted, and a trailing comma before `}` is accepted.
-* Text after the closing `}` (a closing fence, a sign-off) is ignored.
+* After the closing `}` only whitespace and the closing fence (when the reply opened one) belong to the
+  object.  Any other text after it (a warning, a sign-off) is not ours to drop: the stream has forwarded the
+  answer already, so that text is forwarded after it as it arrives (`text_after_json`, not scored);
+  `split_reply`, holding the whole reply, gives the app the upstream text unchanged instead.
+* This is the one answer-extraction rule for streamed and whole replies (`ragtap.split.reply` runs this
+  extractor): a top-level JSON object, after optional whitespace and an opening fence, whose top-level
+  `answer` is a string.  Anything else is the upstream's content, unchanged.
 """
 
 from __future__ import annotations
@@ -71,6 +78,7 @@ INCOMPLETE_JSON = "incomplete_json"  # the text ended before the object was comp
 NO_SUPPORTING = "no_supporting"  # answer recovered, but no (or a null) supporting content
 SUPPORTING_NOT_STRING = "supporting_not_string"  # the supporting content is an object or a mixed array
 EMPTY_ANSWER = "empty_answer"  # the answer string was complete but blank
+TEXT_AFTER_JSON = "text_after_json"  # text other than whitespace / a closing fence after the object
 
 REASONS: frozenset[str] = frozenset(
     {
@@ -84,6 +92,7 @@ REASONS: frozenset[str] = frozenset(
         NO_SUPPORTING,
         SUPPORTING_NOT_STRING,
         EMPTY_ANSWER,
+        TEXT_AFTER_JSON,
     }
 )
 
@@ -241,6 +250,8 @@ class _S(enum.Enum):
     STRING = enum.auto()  # inside the answer or supporting string
     SKIP = enum.auto()  # inside any other value (captured when it belongs to answer/support)
     COMMA_OR_END = enum.auto()  # after a value: "," or "}"
+    TAIL = enum.auto()  # after the object's "}": whitespace and a closing fence are held, not forwarded
+    TAIL_TEXT = enum.auto()  # other text came after the object: it is forwarded as it arrives
     IGNORE = enum.auto()  # JSON mode is settled; the rest of the text is ignored
     RAW = enum.auto()  # the text is forwarded unchanged
 
@@ -263,6 +274,9 @@ class StreamResult:
     supporting: str | None
     mode: Literal["json", "raw"]
     unscored_reason: str | None
+    # The object had a syntax error after the answer was settled (a stream ignores the rest of the text; a
+    # whole reply is then not a JSON object, and `split_reply` gives the upstream text unchanged).
+    syntax_error: bool = False
 
     @property
     def recovered(self) -> bool:
@@ -290,6 +304,8 @@ class AnswerStreamExtractor:
         self._fence_info = 0
         self._fence_seen = False
         self._closed = False  # the object's closing "}" was seen
+        self._tail_hold: list[str] = []  # whitespace / closing fence after the object, forwarded only before text
+        self._tail_ticks = 0
         self._error = False  # a syntax error after the answer was settled
         self._key_decoder = JsonStringDecoder()
         self._key_parts: list[str] = []
@@ -317,7 +333,7 @@ class AnswerStreamExtractor:
         if not text:
             return ""
         state = self._state
-        if state is _S.RAW:
+        if state is _S.RAW or state is _S.TAIL_TEXT:
             self._out.append(text)
             return text
         if state is _S.IGNORE:
@@ -327,6 +343,9 @@ class AnswerStreamExtractor:
         emitted: list[str] = []
         i, n = 0, len(text)
         while i < n and self._state is not _S.RAW and self._state is not _S.IGNORE:
+            if self._state is _S.TAIL:
+                i = self._in_tail(text, i, emitted)
+                continue
             i = self._step(text, i, emitted)
         if self._switch is not None:  # switched to raw: the held text includes this whole piece
             forwarded, self._switch = self._switch, None
@@ -349,6 +368,8 @@ class AnswerStreamExtractor:
         state = self._state
         if state is _S.RAW:
             return StreamResult("", "".join(self._out), None, "raw", self._reason)
+        if state is _S.TAIL_TEXT:  # the answer, then the upstream's text after the object: nothing to score
+            return StreamResult("", "".join(self._out), None, "json", TEXT_AFTER_JSON)
         cut = TRUNCATED if truncated else INCOMPLETE_JSON
         if state is _S.PRELUDE or state is _S.FENCE:  # never reached "{"
             held = "".join(self._raw or ())
@@ -367,7 +388,7 @@ class AnswerStreamExtractor:
                 reason = cut
                 if self._support == _DONE:
                     supporting = "".join(self._support_parts)
-            return StreamResult("", answer, supporting, "json", reason)
+            return StreamResult("", answer, supporting, "json", reason, syntax_error=self._error)
         # Nothing was forwarded yet: give the app the upstream text unchanged.
         reason = ANSWER_NOT_STRING if self._answer == _INVALID else cut
         return self._raw_result("".join(self._raw or ()), reason)
@@ -409,7 +430,7 @@ class AnswerStreamExtractor:
     def _close(self) -> None:
         self._closed = True
         if self._answer == _DONE:
-            self._state = _S.IGNORE
+            self._state = _S.TAIL
         else:
             self._to_raw(ANSWER_NOT_STRING if self._answer == _INVALID else NO_ANSWER)
 
@@ -488,6 +509,25 @@ class AnswerStreamExtractor:
             else:
                 self._syntax_error()
         return i + 1
+
+    def _in_tail(self, t: str, i: int, emitted: list[str]) -> int:
+        """After the object: hold whitespace and the closing fence; on any other text forward it all from here."""
+        n = len(t)
+        while i < n:
+            c = t[i]
+            if c in _JSON_WS:
+                pass
+            elif c == "`" and self._fence_seen and self._tail_ticks < 3:
+                self._tail_ticks += 1
+            else:
+                self._tail_hold.append(t[i:])
+                emitted.append("".join(self._tail_hold))
+                self._tail_hold.clear()
+                self._state = _S.TAIL_TEXT
+                return n
+            self._tail_hold.append(c)
+            i += 1
+        return i
 
     def _in_fence(self, c: str) -> None:
         if self._fence_ticks < 3:
@@ -622,10 +662,11 @@ class AnswerStreamExtractor:
         self._capture.append(t[start:i])
         raw = "".join(self._capture)
         self._capture = None
+        if self._role == "answer":  # only a string is the answer (see the module docstring)
+            self._answer_done(None, emitted)
+            return i
         text = _stringify(raw)
-        if self._role == "answer":
-            self._answer_done(text, emitted)
-        elif text is not None:
+        if text is not None:
             self._support_parts = [text]
             self._support = _DONE
         else:
