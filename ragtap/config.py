@@ -53,6 +53,16 @@ class ServerSettings:
 
 
 @dataclass(frozen=True)
+class ClientSettings:
+    """Limits on the apps' connections to ragtap (ragtap/proxy/clients.py): slow or idle clients are closed."""
+
+    header_timeout_s: float = 10.0  # a request's headers must be complete this long after its first byte
+    body_timeout_s: float = 60.0  # its body must be complete this long after the headers (else 408)
+    idle_timeout_s: float = 60.0  # a connection with no request in progress is closed after this long
+    max_connections: int = 1024  # over this, the oldest idle / header-sending connection is closed
+
+
+@dataclass(frozen=True)
 class InjectSettings:
     enabled: bool = True
     prompt: str = "supporting_content"  # file name in ragtap/prompts/
@@ -99,6 +109,7 @@ class LogSettings:
 @dataclass(frozen=True)
 class Config:
     server: ServerSettings = field(default_factory=ServerSettings)
+    clients: ClientSettings = field(default_factory=ClientSettings)
     inject: InjectSettings = field(default_factory=InjectSettings)
     scoring: ScoringSettings = field(default_factory=ScoringSettings)
     thresholds: Thresholds = DEFAULT_THRESHOLDS
@@ -143,6 +154,8 @@ _LIMITS: dict[tuple[str, str], Any] = {
     ("server", "upstream_keepalive_s"): _between(0),
     ("server", "debug_wait_s"): _between(0),
     ("server", "shutdown_grace_s"): _between(0),
+    **{("clients", k): _between(above=0) for k in ("header_timeout_s", "body_timeout_s", "idle_timeout_s")},
+    ("clients", "max_connections"): _between(1),
     ("scoring", "queue_size"): _between(1),
     ("scoring", "batch_max"): _between(1),
     ("scoring", "embedder_threads"): _between(1),

@@ -206,6 +206,10 @@ class PrometheusExporter(Exporter):
             registry=r)
 
         # --- ragtap's own health -------------------------------------------------------------------------------
+        self.client_rejections = Counter(
+            "ragtap_client_rejections_total",
+            "Client connections ragtap closed or requests it refused, by reason: idle_timeout, header_timeout, "
+            "body_timeout, connection_limit.", ["reason"], registry=r)
         r.register(_ErrorSourcesCollector(self._error_sources))
 
     # ------------------------------------------------------------------------------------------------- helpers
@@ -300,6 +304,9 @@ class PrometheusExporter(Exporter):
 
     def scoring_dropped(self, reason: str) -> None:
         self.dropped_counter.labels(self._reason_label(reason)).inc()
+
+    def client_rejected(self, reason: str) -> None:
+        self.client_rejections.labels(self._reason_label(reason)).inc()
 
     def scoring_failed(self, interaction: Interaction, error: BaseException) -> None:
         self.failed_counter.labels(self._model(_interaction_model(interaction))).inc()
