@@ -63,6 +63,14 @@ class ClientSettings:
 
 
 @dataclass(frozen=True)
+class ReplySettings:
+    """What ragtap keeps in memory of one RAG reply (issue 13 #9); over these it relays without keeping."""
+
+    max_body_bytes: int = 16 * 1024 * 1024  # a non-streamed RAG reply read whole to split it; larger: relayed as is
+    max_kept_chars: int = 4_000_000  # text a stream's extractor keeps (answer, supporting content) for scoring
+
+
+@dataclass(frozen=True)
 class InjectSettings:
     enabled: bool = True
     prompt: str = "supporting_content"  # file name in ragtap/prompts/
@@ -110,6 +118,7 @@ class LogSettings:
 class Config:
     server: ServerSettings = field(default_factory=ServerSettings)
     clients: ClientSettings = field(default_factory=ClientSettings)
+    replies: ReplySettings = field(default_factory=ReplySettings)
     inject: InjectSettings = field(default_factory=InjectSettings)
     scoring: ScoringSettings = field(default_factory=ScoringSettings)
     thresholds: Thresholds = DEFAULT_THRESHOLDS
@@ -156,6 +165,8 @@ _LIMITS: dict[tuple[str, str], Any] = {
     ("server", "shutdown_grace_s"): _between(0),
     **{("clients", k): _between(above=0) for k in ("header_timeout_s", "body_timeout_s", "idle_timeout_s")},
     ("clients", "max_connections"): _between(1),
+    ("replies", "max_body_bytes"): _between(1),
+    ("replies", "max_kept_chars"): _between(1),
     ("scoring", "queue_size"): _between(1),
     ("scoring", "batch_max"): _between(1),
     ("scoring", "embedder_threads"): _between(1),

@@ -52,6 +52,10 @@ Decisions (see also `REASONS`):
   object.  Any other text after it (a warning, a sign-off) is not ours to drop: the stream has forwarded the
   answer already, so that text is forwarded after it as it arrives (`text_after_json`, not scored);
   `split_reply`, holding the whole reply, gives the app the upstream text unchanged instead.
+* Memory is bounded by `max_chars`: once more text than that was fed, the extractor keeps nothing more but
+  goes on forwarding.  If nothing was forwarded yet, everything held is forwarded at once and the rest passes
+  through raw; if the answer is being forwarded, it goes on being decoded and forwarded.  Either way the result
+  is `reply_too_large` (not scored) and its `answer` is only the part kept.
 * This is the one answer-extraction rule for streamed and whole replies (`ragtap.split.reply` runs this
   extractor): a top-level JSON object, after optional whitespace and an opening fence, whose top-level
   `answer` is a string.  Anything else is the upstream's content, unchanged.
@@ -79,6 +83,7 @@ NO_SUPPORTING = "no_supporting"  # answer recovered, but no (or a null) supporti
 SUPPORTING_NOT_STRING = "supporting_not_string"  # the supporting content is an object or a mixed array
 EMPTY_ANSWER = "empty_answer"  # the answer string was complete but blank
 TEXT_AFTER_JSON = "text_after_json"  # text other than whitespace / a closing fence after the object
+REPLY_TOO_LARGE = "reply_too_large"  # more text than the extractor keeps (`max_chars`): forwarded, not kept
 
 REASONS: frozenset[str] = frozenset(
     {
@@ -93,6 +98,7 @@ REASONS: frozenset[str] = frozenset(
         SUPPORTING_NOT_STRING,
         EMPTY_ANSWER,
         TEXT_AFTER_JSON,
+        REPLY_TOO_LARGE,
     }
 )
 
@@ -291,10 +297,16 @@ class StreamResult:
         )
 
 
+DEFAULT_MAX_CHARS = 4_000_000  # about a million tokens of text: far beyond any answer a model writes
+
+
 class AnswerStreamExtractor:
     """Feed the model's content pieces as they arrive; forward what `feed()` returns, then `finish()`."""
 
-    def __init__(self) -> None:
+    def __init__(self, max_chars: int = DEFAULT_MAX_CHARS) -> None:
+        self._max_chars = max_chars
+        self._fed = 0  # characters fed so far
+        self.overflow = False  # more than `max_chars` were fed: nothing more is kept
         self._state = _S.PRELUDE
         self._raw: list[str] | None = []  # pieces fed while a fall back to raw mode is still possible
         self._out: list[str] = []  # everything handed to the app
@@ -333,8 +345,17 @@ class AnswerStreamExtractor:
         if not text:
             return ""
         state = self._state
+        self._fed += len(text)
+        if self._fed > self._max_chars and not self.overflow:
+            self.overflow = True
+            self._drop_kept()
+            if self._raw is not None:  # nothing forwarded yet: hand over what is held, then pass the rest through
+                self._raw.append(text)
+                self._to_raw(REPLY_TOO_LARGE)
+                forwarded, self._switch = self._switch or "", None
+                return forwarded
         if state is _S.RAW or state is _S.TAIL_TEXT:
-            self._out.append(text)
+            self._keep(text)
             return text
         if state is _S.IGNORE:
             return ""
@@ -352,8 +373,18 @@ class AnswerStreamExtractor:
         else:
             forwarded = "".join(emitted)
         if forwarded:
-            self._out.append(forwarded)
+            self._keep(forwarded)
         return forwarded
+
+    def _keep(self, forwarded: str) -> None:
+        if not self.overflow:
+            self._out.append(forwarded)
+
+    def _drop_kept(self) -> None:
+        """Over `max_chars`: free what only scoring would have used (the answer kept so far stays, for the record)."""
+        self._support_parts = []
+        self._capture = None
+        self._key_parts = []
 
     def finish(self, *, truncated: bool = False) -> StreamResult:
         """End of the stream; `truncated` is True when the upstream stopped for max_tokens ("length")."""
@@ -365,6 +396,12 @@ class AnswerStreamExtractor:
     # --- outcome -------------------------------------------------------------------------------------------
 
     def _conclude(self, truncated: bool) -> StreamResult:
+        result = self._outcome(truncated)
+        if self.overflow:
+            return StreamResult(result.remainder, result.answer, None, result.mode, REPLY_TOO_LARGE)
+        return result
+
+    def _outcome(self, truncated: bool) -> StreamResult:
         state = self._state
         if state is _S.RAW:
             return StreamResult("", "".join(self._out), None, "raw", self._reason)
@@ -406,7 +443,7 @@ class AnswerStreamExtractor:
 
     def _raw_result(self, remainder: str, reason: str) -> StreamResult:
         if remainder:
-            self._out.append(remainder)
+            self._keep(remainder)
         self._state = _S.RAW
         return StreamResult(remainder, "".join(self._out), None, "raw", reason)
 
@@ -520,12 +557,13 @@ class AnswerStreamExtractor:
             elif c == "`" and self._fence_seen and self._tail_ticks < 3:
                 self._tail_ticks += 1
             else:
-                self._tail_hold.append(t[i:])
+                self._tail_hold.append(t[i:])  # (forwarded at once, never kept)
                 emitted.append("".join(self._tail_hold))
                 self._tail_hold.clear()
                 self._state = _S.TAIL_TEXT
                 return n
-            self._tail_hold.append(c)
+            if not self.overflow:
+                self._tail_hold.append(c)
             i += 1
         return i
 
@@ -546,7 +584,7 @@ class AnswerStreamExtractor:
 
     def _in_key(self, t: str, i: int) -> int:
         decoded, i = self._key_decoder.feed(t, i)
-        if decoded:
+        if decoded and not self.overflow:
             self._key_parts.append(decoded)
         if self._key_decoder.done:
             role = _role_of("".join(self._key_parts))
@@ -600,7 +638,7 @@ class AnswerStreamExtractor:
             else:
                 self._forward_answer(decoded, emitted)
         else:
-            if decoded:
+            if decoded and not self.overflow:
                 self._support_parts.append(decoded)
             if done:
                 self._support = _DONE
@@ -651,7 +689,7 @@ class AnswerStreamExtractor:
                     return i
                 if not stack:
                     return self._skip_done(t, start, i, emitted)
-        if self._capture is not None:
+        if self._capture is not None and not self.overflow:
             self._capture.append(t[start:i])
         return i
 
