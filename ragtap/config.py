@@ -111,6 +111,7 @@ class RecogniseSettings:
 @dataclass(frozen=True)
 class LogSettings:
     level: str = "WARNING"
+    format: str = "text"  # "text" | "json" (one JSON object per line)
     interactions_path: str | None = None  # JSONL of scored interactions, re-scoreable with `ragtap score`
 
 
@@ -140,6 +141,7 @@ ENV_OVERRIDES: dict[str, tuple[str, str]] = {
     "RAGTAP_QUEUE_SIZE": ("scoring", "queue_size"),
     "RAGTAP_METRICS_TOKEN": ("prometheus", "token"),
     "RAGTAP_LOG_LEVEL": ("log", "level"),
+    "RAGTAP_LOG_FORMAT": ("log", "format"),
     "RAGTAP_INTERACTIONS_LOG": ("log", "interactions_path"),
     "RAGTAP_JUDGE_ENABLED": ("judge", "enabled"),
     "RAGTAP_JUDGE_URL": ("judge", "base_url"),
@@ -284,6 +286,7 @@ def load_config(
 
 OTEL_EXPORTERS = ("otlp", "console", "none")
 LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
+LOG_FORMATS = ("text", "json")
 
 
 def _check(config: Config) -> None:
@@ -297,6 +300,8 @@ def _check(config: Config) -> None:
         raise ConfigError(f"server.upstream: expected an http(s) base URL such as https://api.openai.com/v1 (got {config.server.upstream!r})")
     if config.log.level.upper() not in LOG_LEVELS:
         raise ConfigError(f"log.level: expected one of {', '.join(LOG_LEVELS)} (got {config.log.level!r})")
+    if config.log.format not in LOG_FORMATS:
+        raise ConfigError(f"log.format: expected one of {', '.join(LOG_FORMATS)} (got {config.log.format!r})")
     if config.scoring.embedder not in embedder_kinds():
         raise ConfigError(f"scoring.embedder: expected one of {', '.join(embedder_kinds())} (got {config.scoring.embedder!r})")
     if config.otel.exporter not in OTEL_EXPORTERS:

@@ -28,6 +28,7 @@ from ragtap.proxy.chat import handle_chat
 from ragtap.proxy.clients import BODY_TIMEOUT, ClientLimits, ConnectionWatchdog
 from ragtap.proxy.errors import openai_error
 from ragtap.proxy.passthrough import handle_passthrough
+from ragtap.proxy.requestlog import request_log
 from ragtap.proxy.state import STATE, ProxyState
 from ragtap.proxy.upstream import Upstream, UpstreamTarget
 from ragtap.wiring import BuiltExporters, build_embedder, build_exporters, build_online_judge, build_policy
@@ -153,7 +154,7 @@ def build_app(
         max_connections=server.max_connections,
         keepalive=server.upstream_keepalive_s,
     )
-    app = web.Application(client_max_size=server.max_body_bytes, middlewares=[openai_errors, client_limits])
+    app = web.Application(client_max_size=server.max_body_bytes, middlewares=[request_log, openai_errors, client_limits])
     app[STATE] = ProxyState(config, upstream, exporter, scoring, config.recognise.patterns)
     clients = config.clients
     watchdog = ConnectionWatchdog(

@@ -23,6 +23,7 @@ from ragtap.exchange import ExchangeRecord, request_identity
 from ragtap.proxy.errors import UpstreamUnavailable, bad_path_response, openai_error
 from ragtap.proxy.inject import inject, without_ragtap_field
 from ragtap.proxy.passthrough import forward_unchanged, relay_response
+from ragtap.proxy.requestlog import log, log_exchange
 from ragtap.proxy.state import STATE, ProxyState
 from ragtap.proxy.stream import StreamOutcome, relay_injected, relay_observed, token_count
 from ragtap.proxy.upstream import BadPath, forward_target, request_headers, response_headers
@@ -90,6 +91,10 @@ async def handle_chat(request: web.Request) -> web.StreamResponse:
         context = None
     record.rag_source = context.source if context is not None else None
     record.recognition = recognition.reason if recognition is not None else "bad_body"
+    if recognition is not None and recognition.field_problem is not None:
+        record.ragtap_field_problem = recognition.field_problem
+        log.info("malformed ragtap field: reason=%s recognition=%s (the field is stripped; the implicit rules decided)",
+                 recognition.field_problem, recognition.reason)
     state.exporter.exchange_started(record)
     try:
         if body is None or recognition is None or (context is None and not recognition.strip_ragtap_field):
@@ -130,6 +135,7 @@ def _after_response(state: ProxyState, record: ExchangeRecord, interaction: Inte
     if interaction is not None and interaction.supporting and record.supporting_tokens is None:
         record.supporting_tokens = count_tokens(interaction.supporting, interaction.model)
     state.exporter.exchange_finished(record)
+    log_exchange(record)
     if interaction is not None and state.scoring is not None:
         state.scoring.submit(interaction)
 
