@@ -1,8 +1,8 @@
 """The hostile soak (issue 13): normal traffic keeps its latency while slow clients, endless upstream replies and
 document bombs hit the same `ragtap serve`; afterwards RSS and file descriptors are back to their baseline.
 
-    .venv/bin/python bench/hostile_soak.py                 # 20 s calm, then 60 s hostile (the figures in docs/reliability.md)
-    .venv/bin/python bench/hostile_soak.py --calm 5 --hostile 10 --json /tmp/h.json
+    .venv/bin/python bench/hostile_soak.py                 # 30 s calm, 60 s hostile, in 3 cycles (docs/reliability.md)
+    .venv/bin/python bench/hostile_soak.py --calm 6 --hostile 12 --cycles 2 --json /tmp/h.json
 
 Processes, all on 127.0.0.1: the fast bench upstream with an endless mode (`--role upstream`: bench/upstream.py,
 plus model "endless" -> a reply that never ends, bounded at 256 MiB), `ragtap serve` (default config, scoring on
@@ -10,8 +10,10 @@ with MiniLM, plus short client timeouts so that slow clients are closed within t
 header_timeout_s = body_timeout_s = 5`, `idle_timeout_s = 10`), the normal load generator (this process), and the
 attacker (`--role attacker`, its own process so that its work does not slow the load generator's loop).
 
-Phases: warm-up; **calm** (normal traffic alone: the unloaded p99, measured in the same run); **hostile** (the
-same normal traffic plus the attacker); settle (idle: the upstream pool's keep-alives expire); SIGTERM.
+Phases: warm-up; then `--cycles` pairs of windows, **calm** (normal traffic alone: the unloaded p99, measured in
+the same run) and **hostile** (the same normal traffic plus a fresh attacker; measured from 3 s into the attack),
+alternating so that the machine's other load drifts into both alike; settle (idle: the upstream pool's
+keep-alives expire); SIGTERM.
 
 Normal traffic is bench/soak.py's mix (50 % RAG, 30 % chat, 20 % streams, half RAG) at --rate, open loop.  The
 attacker runs, until the hostile phase ends (every loop bounded by that deadline):
@@ -199,6 +201,20 @@ async def _attack(port: int, seconds: float, slow_headers: int, slow_bodies: int
 
 
 # ----------------------------------------------------------------------------------------------- the conductor
+RAMP_S = 3.0
+
+
+def _merge(into: soak.Tally, window: soak.Tally) -> None:
+    for kind in soak.KINDS:
+        into.latencies[kind] += window.latencies[kind]
+    into.from_schedule += window.from_schedule
+    for what, n in window.errors.items():
+        into.errors[what] = into.errors.get(what, 0) + n
+    into.sent += window.sent
+    into.done += window.done
+    into.late += window.late
+
+
 def _summary(tally: soak.Tally) -> dict[str, Any]:
     every = [x for k in soak.KINDS for x in tally.latencies[k]]
     ms = lambda v: None if v is None else round(v * 1000, 2)  # noqa: E731
@@ -208,7 +224,7 @@ def _summary(tally: soak.Tally) -> dict[str, Any]:
 
 
 async def run(calm: float, hostile: float, rate: float, max_in_flight: int, slow_headers: int, slow_bodies: int, endless: int,
-              bombs_every_s: float, settle: float) -> dict[str, Any]:
+              bombs_every_s: float, settle: float, cycles: int) -> dict[str, Any]:
     upstream_port, ragtap_port = soak.free_port(), soak.free_port()
     env = {k: v for k, v in os.environ.items() if not k.startswith("RAGTAP_")}
     me = str(Path(__file__).resolve())
@@ -234,31 +250,43 @@ async def run(calm: float, hostile: float, rate: float, max_in_flight: int, slow
         baseline = soak.process_stats(ragtap.pid)
         soak.log(f"baseline: {baseline}")
 
-        calm_tally = soak.Tally()
-        await soak.load(url, calm, rate, max_in_flight, calm_tally, lambda t: None)
-        soak.log(f"calm: {_summary(calm_tally)}")
-        await asyncio.sleep(2.0)
-        after_calm = soak.process_stats(ragtap.pid)  # the baseline for RSS: normal traffic grows the embedding cache too
-        soak.log(f"after calm: {after_calm}")
-
-        # The attacker runs at nice 10: in a real deployment it is on other machines, and here its own CPU (reading
-        # endless replies, hundreds of sockets) would otherwise be taken from ragtap's 2 shared cores.
-        attacker = await asyncio.create_subprocess_exec(
-            "nice", "-n", "10", sys.executable, me, "--role", "attacker", "--port", str(ragtap_port), "--hostile", str(hostile), "--slow-headers", str(slow_headers),
-            "--slow-bodies", str(slow_bodies), "--endless", str(endless), "--bombs-every", str(bombs_every_s), stdout=asyncio.subprocess.PIPE, env=env)
-        await asyncio.sleep(3.0)  # the attack under way before the measurement starts
+        # Calm and hostile windows alternate (`cycles` of each), so that the load the machine's other users put on it
+        # drifts into both measurements alike; the attacker is a fresh process for each hostile window.
+        calm_tally, hostile_tally = soak.Tally(), soak.Tally()
         samples: list[dict[str, Any]] = []
-        hostile_tally = soak.Tally()
+        attack: dict[str, int] = {}
+        after_calm: dict[str, Any] = {}
+        clock = time.perf_counter()
 
         def tick(elapsed: float) -> None:
-            samples.append({"t": round(elapsed, 1), **soak.process_stats(ragtap.pid)})  # type: ignore[union-attr]
+            samples.append({"t": round(time.perf_counter() - clock, 1), **soak.process_stats(ragtap.pid)})  # type: ignore[union-attr]
             soak.log(f"{samples[-1]}")
 
-        await soak.load(url, hostile - 3.0, rate, max_in_flight, hostile_tally, tick)
+        for cycle in range(cycles):
+            window = soak.Tally()
+            await soak.load(url, calm / cycles, rate, max_in_flight, window, lambda t: None)
+            _merge(calm_tally, window)
+            soak.log(f"calm {cycle + 1}/{cycles}: {_summary(window)}")
+            if not after_calm:
+                await asyncio.sleep(2.0)
+                after_calm = soak.process_stats(ragtap.pid)  # the RSS baseline: normal traffic grows the embedding cache too
+                soak.log(f"after the first calm window: {after_calm}")
+            # The attacker runs at nice 10: in a real deployment it is on other machines, and here its own CPU (reading
+            # endless replies, hundreds of sockets) would otherwise be taken from ragtap's 2 shared cores.
+            attacker = await asyncio.create_subprocess_exec(
+                "nice", "-n", "10", sys.executable, me, "--role", "attacker", "--port", str(ragtap_port), "--hostile", str(hostile / cycles),
+                "--slow-headers", str(slow_headers), "--slow-bodies", str(slow_bodies), "--endless", str(endless), "--bombs-every", str(bombs_every_s),
+                stdout=asyncio.subprocess.PIPE, env=env)
+            await asyncio.sleep(RAMP_S)  # the attack under way before the measurement starts
+            window = soak.Tally()
+            await soak.load(url, hostile / cycles - RAMP_S, rate, max_in_flight, window, tick)
+            _merge(hostile_tally, window)
+            attack_out, _ = await asyncio.wait_for(attacker.communicate(), 120)
+            for key, value in json.loads(attack_out.decode().strip().splitlines()[-1]).items():
+                attack[key] = attack.get(key, 0) + value
+            soak.log(f"hostile {cycle + 1}/{cycles}: {_summary(window)}")
         peak = {key: max(s[key] for s in samples) for key in ("rss_mb", "fds", "sockets")} if samples else {}
-        attack_out, _ = await asyncio.wait_for(attacker.communicate(), 120)
-        attack = json.loads(attack_out.decode().strip().splitlines()[-1])
-        soak.log(f"hostile: {_summary(hostile_tally)}; attack: {attack}")
+        soak.log(f"attack: {attack}")
         await asyncio.sleep(settle)
         end = soak.process_stats(ragtap.pid)
         metrics = await _scrape(f"http://127.0.0.1:{ragtap_port}/metrics")
@@ -278,7 +306,7 @@ async def run(calm: float, hostile: float, rate: float, max_in_flight: int, slow
     fds_ok = end["fds"] <= baseline["fds"] + 5
     return {
         "command": f"bench/hostile_soak.py --calm {calm:g} --hostile {hostile:g} --rate {rate:g} --slow-headers {slow_headers} "
-                   f"--slow-bodies {slow_bodies} --endless {endless} --bombs-every {bombs_every_s:g}",
+                   f"--slow-bodies {slow_bodies} --endless {endless} --bombs-every {bombs_every_s:g} --cycles {cycles}",
         "calm": calm_s, "hostile": hostile_s, "p99_ratio": None if ratio is None else round(ratio, 2), "attack": attack,
         "ragtap_baseline": baseline, "ragtap_after_calm": after_calm, "ragtap_peak_during_attack": peak, "ragtap_end": end, "samples": samples, "metrics": metrics,
         "shutdown": {"exit_code": code, "seconds": round(shutdown_s, 2)},
@@ -305,8 +333,8 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--role", choices=("conductor", "upstream", "attacker"), default="conductor")
     parser.add_argument("--port", type=int, default=0)
-    parser.add_argument("--calm", type=float, default=20.0, help="seconds of normal traffic alone (default 20)")
-    parser.add_argument("--hostile", type=float, default=60.0, help="seconds of normal traffic under attack (default 60)")
+    parser.add_argument("--calm", type=float, default=30.0, help="seconds of normal traffic alone, in all (default 30)")
+    parser.add_argument("--hostile", type=float, default=60.0, help="seconds of attack, in all (default 60)")
     parser.add_argument("--rate", type=float, default=100.0, help="normal requests started per second (default 100)")
     parser.add_argument("--max-in-flight", type=int, default=32)
     parser.add_argument("--slow-headers", type=int, default=300, help="slowloris connections kept open (default 300)")
@@ -314,6 +342,7 @@ def main() -> None:
     parser.add_argument("--endless", type=int, default=4, help="concurrent endless-reply loops (default 4)")
     parser.add_argument("--bombs-every", type=float, default=2.0, help="seconds between document bombs, 0: none (default 2)")
     parser.add_argument("--settle", type=float, default=15.0)
+    parser.add_argument("--cycles", type=int, default=3, help="calm/hostile window pairs the phases are cut into (default 3)")
     parser.add_argument("--json", help="also write the result as JSON to this file")
     args = parser.parse_args()
     if args.role == "upstream":
@@ -323,7 +352,7 @@ def main() -> None:
         print(json.dumps(asyncio.run(_attack(args.port, args.hostile, args.slow_headers, args.slow_bodies, args.endless, args.bombs_every))), flush=True)
         return
     result = asyncio.run(run(args.calm, args.hostile, args.rate, args.max_in_flight, args.slow_headers, args.slow_bodies, args.endless,
-                             args.bombs_every, args.settle))
+                             args.bombs_every, args.settle, args.cycles))
     text = json.dumps(result, indent=2)
     print(text)
     if args.json:
