@@ -224,7 +224,7 @@ def _summary(tally: soak.Tally) -> dict[str, Any]:
 
 
 async def run(calm: float, hostile: float, rate: float, max_in_flight: int, slow_headers: int, slow_bodies: int, endless: int,
-              bombs_every_s: float, settle: float, cycles: int) -> dict[str, Any]:
+              bombs_every_s: float, settle: float, cycles: int, scoring: bool = True) -> dict[str, Any]:
     upstream_port, ragtap_port = soak.free_port(), soak.free_port()
     env = {k: v for k, v in os.environ.items() if not k.startswith("RAGTAP_")}
     me = str(Path(__file__).resolve())
@@ -234,7 +234,7 @@ async def run(calm: float, hostile: float, rate: float, max_in_flight: int, slow
     # Short client timeouts and a 1 MiB reply limit, so that slow clients are closed and endless JSON replies are
     # streamed through many times within the run (the defaults are 10/60/60 s and 16 MiB).
     config.write_text("[clients]\nheader_timeout_s = 5.0\nbody_timeout_s = 5.0\nidle_timeout_s = 10.0\n"
-                      "[replies]\nmax_body_bytes = 1048576\n")
+                      "[replies]\nmax_body_bytes = 1048576\n" + ("" if scoring else "[scoring]\nenabled = false\n"))
     # `python -m ragtap` with this checkout first on the path: the code measured is this tree's, whatever is installed.
     ragtap_env = {**env, "PYTHONPATH": str(BENCH.parent)}
     ragtap_cmd = [sys.executable, "-m", "ragtap", "serve", "--upstream", f"http://127.0.0.1:{upstream_port}/v1",
@@ -306,7 +306,7 @@ async def run(calm: float, hostile: float, rate: float, max_in_flight: int, slow
     fds_ok = end["fds"] <= baseline["fds"] + 5
     return {
         "command": f"bench/hostile_soak.py --calm {calm:g} --hostile {hostile:g} --rate {rate:g} --slow-headers {slow_headers} "
-                   f"--slow-bodies {slow_bodies} --endless {endless} --bombs-every {bombs_every_s:g} --cycles {cycles}",
+                   f"--slow-bodies {slow_bodies} --endless {endless} --bombs-every {bombs_every_s:g} --cycles {cycles}" + ("" if scoring else " --no-scoring"),
         "calm": calm_s, "hostile": hostile_s, "p99_ratio": None if ratio is None else round(ratio, 2), "attack": attack,
         "ragtap_baseline": baseline, "ragtap_after_calm": after_calm, "ragtap_peak_during_attack": peak, "ragtap_end": end, "samples": samples, "metrics": metrics,
         "shutdown": {"exit_code": code, "seconds": round(shutdown_s, 2)},
@@ -342,6 +342,7 @@ def main() -> None:
     parser.add_argument("--endless", type=int, default=4, help="concurrent endless-reply loops (default 4)")
     parser.add_argument("--bombs-every", type=float, default=2.0, help="seconds between document bombs, 0: none (default 2)")
     parser.add_argument("--settle", type=float, default=15.0)
+    parser.add_argument("--no-scoring", action="store_true", help="ragtap without scoring (to see the scoring thread's share)")
     parser.add_argument("--cycles", type=int, default=3, help="calm/hostile window pairs the phases are cut into (default 3)")
     parser.add_argument("--json", help="also write the result as JSON to this file")
     args = parser.parse_args()
@@ -352,7 +353,7 @@ def main() -> None:
         print(json.dumps(asyncio.run(_attack(args.port, args.hostile, args.slow_headers, args.slow_bodies, args.endless, args.bombs_every))), flush=True)
         return
     result = asyncio.run(run(args.calm, args.hostile, args.rate, args.max_in_flight, args.slow_headers, args.slow_bodies, args.endless,
-                             args.bombs_every, args.settle, args.cycles))
+                             args.bombs_every, args.settle, args.cycles, not args.no_scoring))
     text = json.dumps(result, indent=2)
     print(text)
     if args.json:
