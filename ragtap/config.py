@@ -56,6 +56,24 @@ class ServerSettings:
 
 
 @dataclass(frozen=True)
+class ClientSettings:
+    """Limits on the apps' connections to ragtap (ragtap/proxy/clients.py): slow or idle clients are closed."""
+
+    header_timeout_s: float = 10.0  # a request's headers must be complete this long after its first byte
+    body_timeout_s: float = 60.0  # its body must be complete this long after the headers (else 408)
+    idle_timeout_s: float = 60.0  # a connection with no request in progress is closed after this long
+    max_connections: int = 1024  # over this, the oldest idle / header-sending connection is closed
+
+
+@dataclass(frozen=True)
+class ReplySettings:
+    """What ragtap keeps in memory of one RAG reply (issue 13 #9); over these it relays without keeping."""
+
+    max_body_bytes: int = 16 * 1024 * 1024  # a non-streamed RAG reply read whole to split it; larger: relayed as is
+    max_kept_chars: int = 4_000_000  # text a stream's extractor keeps (answer, supporting content) for scoring
+
+
+@dataclass(frozen=True)
 class InjectSettings:
     enabled: bool = True
     prompt: str = "supporting_content"  # file name in ragtap/prompts/
@@ -96,12 +114,15 @@ class RecogniseSettings:
 @dataclass(frozen=True)
 class LogSettings:
     level: str = "WARNING"
+    format: str = "text"  # "text" | "json" (one JSON object per line)
     interactions_path: str | None = None  # JSONL of scored interactions, re-scoreable with `ragtap score`
 
 
 @dataclass(frozen=True)
 class Config:
     server: ServerSettings = field(default_factory=ServerSettings)
+    clients: ClientSettings = field(default_factory=ClientSettings)
+    replies: ReplySettings = field(default_factory=ReplySettings)
     inject: InjectSettings = field(default_factory=InjectSettings)
     scoring: ScoringSettings = field(default_factory=ScoringSettings)
     thresholds: Thresholds = DEFAULT_THRESHOLDS
@@ -126,6 +147,7 @@ ENV_OVERRIDES: dict[str, tuple[str, str]] = {
     "RAGTAP_QUEUE_SIZE": ("scoring", "queue_size"),
     "RAGTAP_METRICS_TOKEN": ("prometheus", "token"),
     "RAGTAP_LOG_LEVEL": ("log", "level"),
+    "RAGTAP_LOG_FORMAT": ("log", "format"),
     "RAGTAP_INTERACTIONS_LOG": ("log", "interactions_path"),
     "RAGTAP_JUDGE_ENABLED": ("judge", "enabled"),
     "RAGTAP_JUDGE_URL": ("judge", "base_url"),
@@ -155,6 +177,10 @@ _LIMITS: dict[tuple[str, str], Any] = {
     ("server", "upstream_keepalive_s"): _between(0),
     ("server", "debug_wait_s"): _between(0),
     ("server", "shutdown_grace_s"): _between(0),
+    **{("clients", k): _between(above=0) for k in ("header_timeout_s", "body_timeout_s", "idle_timeout_s")},
+    ("clients", "max_connections"): _between(1),
+    ("replies", "max_body_bytes"): _between(1),
+    ("replies", "max_kept_chars"): _between(1),
     ("scoring", "queue_size"): _between(1),
     ("scoring", "batch_max"): _between(1),
     ("scoring", "embedder_threads"): _between(1),
@@ -284,6 +310,7 @@ def load_config(
 
 OTEL_EXPORTERS = ("otlp", "console", "none")
 LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
+LOG_FORMATS = ("text", "json")
 
 
 def _check(config: Config) -> None:
@@ -297,6 +324,8 @@ def _check(config: Config) -> None:
         raise ConfigError(f"server.upstream: expected an http(s) base URL such as https://api.openai.com/v1 (got {config.server.upstream!r})")
     if config.log.level.upper() not in LOG_LEVELS:
         raise ConfigError(f"log.level: expected one of {', '.join(LOG_LEVELS)} (got {config.log.level!r})")
+    if config.log.format not in LOG_FORMATS:
+        raise ConfigError(f"log.format: expected one of {', '.join(LOG_FORMATS)} (got {config.log.format!r})")
     if config.scoring.embedder not in embedder_kinds():
         raise ConfigError(f"scoring.embedder: expected one of {', '.join(embedder_kinds())} (got {config.scoring.embedder!r})")
     if config.otel.exporter not in OTEL_EXPORTERS:

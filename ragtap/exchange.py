@@ -82,6 +82,9 @@ class ExchangeRecord:
     # Why recognition decided as it did: the rule, the client setting that forbids injection, or why not RAG
     # ("no_context", "no_question", ...); a closed set (ragtap.recognise.REASONS), safe as a metrics label.
     recognition: str | None = None
+    # What was wrong with a malformed `ragtap` field (ragtap.recognise.FIELD_PROBLEMS), None when it was fine or
+    # absent: counted and logged whatever recognition decided.
+    ragtap_field_problem: str | None = None
     injected: bool = False
     trace_headers: dict[str, str] = field(default_factory=dict)
     upstream_host: str | None = None

@@ -180,7 +180,8 @@ _OBJ = json_content()
 BROKEN = [
     # (case, upstream content, finish_reason, the app's answer, supporting recovered, unscored reason)
     ("code_fence", f"```json\n{_OBJ}\n```", "stop", ANSWER, SUPPORTING, None),
-    ("prose_around", f"Sure! Here is the JSON you asked for:\n{_OBJ}\nHope this helps.", "stop", ANSWER, SUPPORTING, None),
+    # one rule (issue 13 #1): prose around the object means the upstream text, unchanged (it was recovered before)
+    ("prose_around", f"Sure! Here is the JSON you asked for:\n{_OBJ}\nHope this helps.", "stop", f"Sure! Here is the JSON you asked for:\n{_OBJ}\nHope this helps.", None, "not_json"),
     ("reordered_keys", json.dumps({"supporting_content": SUPPORTING, "answer": ANSWER}), "stop", ANSWER, SUPPORTING, None),
     ("camel_case_key", json.dumps({"answer": ANSWER, "supportingContent": SUPPORTING}), "stop", ANSWER, SUPPORTING, None),
     ("truncated_in_support", _OBJ[: _OBJ.index(SUPPORTING) + 20], "length", ANSWER, SUPPORTING[:20], "truncated"),

@@ -3,6 +3,8 @@ field, client-owned formats, malformed bodies and property tests (never raises, 
 
 from __future__ import annotations
 
+import dataclasses
+
 import copy
 import json
 import string
@@ -12,7 +14,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from ragtap.recognise import CustomPattern, Recognition, patterns_from_config, recognise
+from ragtap.recognise import FIELD_PROBLEMS, CustomPattern, Recognition, patterns_from_config, recognise
 from ragtap.recognise.text import split_documents
 from ragtap.types import Document
 
@@ -238,11 +240,14 @@ def test_explicit_empty_documents() -> None:
     ],
 )
 def test_explicit_wrong_shapes_are_stripped_and_ignored(field: object) -> None:
-    assert recognise(chat(ragtap=field)) == Recognition(None, False, True, "bad_ragtap_field")
-    # ... and the implicit rules still run.
+    r = recognise(chat(ragtap=field))
+    assert r.field_problem in FIELD_PROBLEMS  # what is wrong, counted and logged by the proxy (issue 13 #15)
+    assert dataclasses.replace(r, field_problem=None) == Recognition(None, False, True, "bad_ragtap_field")
+    # ... and the implicit rules still run; the problem is still reported.
     body = langchain_body(RLM_RAG_PROMPT.format(question=QUESTION, context=DOCS[0]), ragtap=field)
     r = recognise(body)
     assert r.context is not None and r.context.source == "langchain" and r.strip_ragtap_field
+    assert r.field_problem in FIELD_PROBLEMS
 
 
 def test_explicit_noop_objects() -> None:

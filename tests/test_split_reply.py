@@ -30,14 +30,17 @@ CASES: list[tuple[str, str, bool, SplitReply]] = [
     ("fenced_bare", f"```\n{CLEAN}\n```\n", False, ok("Paris.", "Paris is the capital of France.")),
     ("fence_same_line", '```json{"answer": "a", "support": "s"}```', False, ok("a", "s")),
     ("leading_ws", f"\n\n  {CLEAN}  \n", False, ok("Paris.", "Paris is the capital of France.")),
-    ("prose_before", f"Sure! Here is the JSON:\n{CLEAN}", False, ok("Paris.", "Paris is the capital of France.")),
+    # One rule (issue 13 #1): prose around the object means the upstream's text, unchanged (these three were
+    # recovered from inside the prose before).
+    ("prose_before", f"Sure! Here is the JSON:\n{CLEAN}", False, raw(f"Sure! Here is the JSON:\n{CLEAN}", "not_json")),
     (
         "prose_and_fence",
         f"Here you go:\n```json\n{CLEAN}\n```\nLet me know if you need more.",
         False,
-        ok("Paris.", "Paris is the capital of France."),
+        raw(f"Here you go:\n```json\n{CLEAN}\n```\nLet me know if you need more.", "not_json"),
     ),
-    ("prose_after", CLEAN + "\n\nI hope this helps!", False, ok("Paris.", "Paris is the capital of France.")),
+    ("prose_after", CLEAN + "\n\nI hope this helps!", False, raw(CLEAN + "\n\nI hope this helps!", "text_after_json")),
+    ("fence_then_prose", f"```json\n{CLEAN}\n```\nNote: x", False, raw(f"```json\n{CLEAN}\n```\nNote: x", "text_after_json")),
     ("reordered", '{"supporting_content": "s", "answer": "a"}', False, ok("a", "s")),
     (
         "extra_keys",
@@ -51,10 +54,15 @@ CASES: list[tuple[str, str, bool, SplitReply]] = [
     ("key_support", '{"answer": "a", "support": "s"}', False, ok("a", "s")),
     ("key_camel", '{"Answer": "a", "supportingContent": "s"}', False, ok("a", "s")),
     ("duplicate_first_wins", '{"answer": "a", "answer": "b", "support": "s"}', False, ok("a", "s")),
-    ("answer_number", '{"answer": 42, "supporting_content": "s"}', False, ok("42", "s")),
-    ("answer_float_as_written", '{"answer": 1.50e2, "supporting_content": "s"}', False, ok("1.50e2", "s")),
-    ("answer_bool", '{"answer": true, "supporting_content": "s"}', False, ok("true", "s")),
-    ("answer_string_list", '{"answer": ["one", "two"], "supporting_content": "s"}', False, ok("one\ntwo", "s")),
+    # Only a string is the answer (issue 13 #1; numbers, booleans and string lists were stringified before).
+    ("answer_number", '{"answer": 42, "supporting_content": "s"}', False, raw('{"answer": 42, "supporting_content": "s"}', "answer_not_string")),
+    ("answer_bool", '{"answer": true, "supporting_content": "s"}', False, raw('{"answer": true, "supporting_content": "s"}', "answer_not_string")),
+    (
+        "answer_string_list",
+        '{"answer": ["one", "two"], "supporting_content": "s"}',
+        False,
+        raw('{"answer": ["one", "two"], "supporting_content": "s"}', "answer_not_string"),
+    ),
     ("support_string_list", '{"answer": "a", "supporting_content": ["q1", "q2"]}', False, ok("a", "q1\nq2")),
     (
         "answer_null",
@@ -75,10 +83,12 @@ CASES: list[tuple[str, str, bool, SplitReply]] = [
     ("empty_answer", '{"answer": "", "supporting_content": "s"}', False, ok("", "s", "empty_answer")),
     ("blank_answer", '{"answer": " \\n", "supporting_content": "s"}', False, ok(" \n", "s", "empty_answer")),
     ("no_answer_key", '{"result": "a", "supporting_content": "s"}', False, raw('{"result": "a", "supporting_content": "s"}', "no_answer")),
-    ("wrapped_object", '{"data": {"answer": "a", "supporting_content": "s"}}', False, ok("a", "s")),
+    # A nested answer is not the answer (issue 13 #1; it was taken from inside the wrapper before).
+    ("wrapped_object", '{"data": {"answer": "a", "supporting_content": "s"}}', False, raw('{"data": {"answer": "a", "supporting_content": "s"}}', "no_answer")),
     ("trailing_comma", '{"answer": "a", "supporting_content": "s",}', False, ok("a", "s")),
     ("missing_brace", '{"answer": "a", "supporting_content": "s"', False, ok("a", "s")),
-    ("garbage_after_answer", '{"answer": "a" oops', False, ok("a", None, "invalid_json")),
+    # Not a JSON object: unchanged (issue 13 #1; the answer was taken before).  A stream has forwarded "a" by then.
+    ("garbage_after_answer", '{"answer": "a" oops', False, raw('{"answer": "a" oops', "invalid_json")),
     ("mismatched_brackets", '{"x": [1}, "answer": "a"}', False, raw('{"x": [1}, "answer": "a"}', "invalid_json")),
     ("bad_scalar", '{"x": 1:2, "answer": "a"}', False, raw('{"x": 1:2, "answer": "a"}', "invalid_json")),
     ("single_quotes", "{'answer': 'a'}", False, raw("{'answer': 'a'}", "invalid_json")),
@@ -146,7 +156,9 @@ def test_reasons_are_from_the_fixed_set(content: str, truncated: bool, expected:
 @pytest.mark.parametrize(("content", "truncated", "expected"), [c[1:] for c in CASES], ids=[c[0] for c in CASES])
 def test_agrees_with_stream_when_the_stream_recovers(content: str, truncated: bool, expected: SplitReply) -> None:
     streamed = extract(content, truncated=truncated)
-    if streamed.mode == "json":
+    # (where the stream had forwarded the answer before the reply proved not to be one clean object, a whole
+    # reply is given back unchanged instead)
+    if streamed.mode == "json" and not streamed.syntax_error and streamed.unscored_reason != "text_after_json":
         assert split_reply(content, truncated=truncated) == streamed.to_split_reply()
 
 

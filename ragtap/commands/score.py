@@ -61,6 +61,11 @@ def run(args: argparse.Namespace) -> int:
 
     config = load_config(args.config)
     interactions: list[Interaction] = read_interaction_file(args.file)
+    without_documents = sum(1 for interaction in interactions if not interaction.documents)
+    if without_documents:
+        # Not an error (a log of a proxy that saw non-RAG traffic has such lines), but easy to miss in the summary.
+        print(f"ragtap: warning: {without_documents} of {len(interactions)} lines have no documents: they are "
+              "`unscored` (every grounding score needs the retrieved documents)", file=sys.stderr)
     embedder = build_embedder(config, all_cores=True)  # offline: no request path to protect
     policy = build_policy(config)
     out: IO[bytes] = output_file(args.out) if args.out else sys.stdout.buffer

@@ -44,9 +44,43 @@ async def _serve(config) -> None:  # type: ignore[no-untyped-def]
     if config.store.enabled:
         where = config.store.path or _redacted(config.store.url or "")
         print(f"capture store: {config.store.backend} {where} (capture {config.store.capture})", file=sys.stderr, flush=True)
+    log.info("%s", startup_summary(config, server.base_url))
+    await _warn_if_unresolvable(config)
     await stop.wait()
     print("ragtap: shutting down (finishing in-flight requests, draining scoring)", file=sys.stderr, flush=True)
     await server.stop()
+
+
+log = logging.getLogger("ragtap.serve")
+
+
+def startup_summary(config, base_url: str) -> str:  # type: ignore[no-untyped-def]
+    """One line with what this process does: where it listens and forwards, what it scores and exports, its limits."""
+    c = config
+    exporters = [name for name, on in (("prometheus", c.prometheus.enabled), ("otel", c.otel.enabled),
+                                       ("jsonl", bool(c.log.interactions_path)), ("judge", c.judge.enabled)) if on]
+    return (
+        f"ragtap started: listening={base_url} upstream={_redacted(c.server.upstream)} inject={c.inject.enabled} "
+        f"scoring={'on embedder=' + c.scoring.embedder if c.scoring.enabled else 'off'} exporters={','.join(exporters) or 'none'} "
+        f"clients=header {c.clients.header_timeout_s:g}s/body {c.clients.body_timeout_s:g}s/idle {c.clients.idle_timeout_s:g}s/"
+        f"max {c.clients.max_connections} replies=body {c.replies.max_body_bytes} B/kept {c.replies.max_kept_chars} chars "
+        f"max_body_bytes={c.server.max_body_bytes} log={c.log.level.upper()}/{c.log.format}"
+    )
+
+
+async def _warn_if_unresolvable(config) -> None:  # type: ignore[no-untyped-def]
+    """An upstream host that does not resolve at start is one WARNING line, not an exit: DNS may not be ready yet
+    (a compose or Kubernetes service starting alongside ragtap), and the requests meanwhile get a clean 502."""
+    from urllib.parse import urlsplit
+
+    parts = urlsplit(config.server.upstream)
+    host = parts.hostname or ""
+    try:
+        async with asyncio.timeout(config.server.connect_timeout_s):
+            await asyncio.get_running_loop().getaddrinfo(host, parts.port or (443 if parts.scheme == "https" else 80))
+    except (OSError, TimeoutError) as error:
+        why = "timed out" if isinstance(error, TimeoutError) else (getattr(error, "strerror", None) or str(error))
+        log.warning("the upstream host %s does not resolve (%s): requests get 502 upstream_unreachable until it does", host, why)
 
 
 def _redacted(url: str) -> str:
@@ -65,7 +99,9 @@ def run(args: argparse.Namespace) -> int:
     except ConfigError as error:
         print(f"ragtap: config error: {error}", file=sys.stderr)
         return 2
-    logging.basicConfig(level=config.log.level.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    from ragtap.commands.logs import configure_logging
+
+    configure_logging(config.log.level, config.log.format)
     runner = asyncio.run
     try:
         import uvloop

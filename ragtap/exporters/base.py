@@ -50,6 +50,10 @@ class Exporter:
     def queue_depth(self, depth: int) -> None:
         """The scoring queue's length after a change."""
 
+    def client_rejected(self, reason: str) -> None:
+        """ragtap closed a client's connection or refused its request: a timeout, the connection limit (reason
+        codes in ragtap/proxy/clients.py)."""
+
     def shutdown(self) -> None:
         """Flush and close (called once, at exit)."""
 
@@ -95,6 +99,9 @@ class ExporterSet(Exporter):
 
     def queue_depth(self, depth: int) -> None:
         self._each("queue_depth", depth)
+
+    def client_rejected(self, reason: str) -> None:
+        self._each("client_rejected", reason)
 
     def shutdown(self) -> None:
         self._each("shutdown")

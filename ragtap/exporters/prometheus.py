@@ -36,7 +36,7 @@ from ragtap.exchange import ExchangeRecord
 from ragtap.exporters.base import Exporter
 from ragtap.exporters.semconv import SCORE_BUCKETS
 from ragtap.exporters.settings import PrometheusSettings
-from ragtap.recognise import REASONS
+from ragtap.recognise import FIELD_PROBLEMS, REASONS
 from ragtap.types import METRICS, Assessment, Interaction, Verdict
 
 if TYPE_CHECKING:  # aiohttp is only needed by the HTTP helpers
@@ -214,6 +214,15 @@ class PrometheusExporter(Exporter):
             registry=r)
 
         # --- ragtap's own health -------------------------------------------------------------------------------
+        self.malformed_ragtap_field = Counter(
+            "ragtap_malformed_ragtap_field_total",
+            "Chat requests whose `ragtap` field was malformed (stripped, then the implicit rules decided), by what was "
+            "wrong: not_an_object, enabled_not_bool, question_not_string, documents_not_list, document_not_text, "
+            "document_bad_id.", ["reason"], registry=r)
+        self.client_rejections = Counter(
+            "ragtap_client_rejections_total",
+            "Client connections ragtap closed or requests it refused, by reason: idle_timeout, header_timeout, "
+            "body_timeout, connection_limit.", ["reason"], registry=r)
         r.register(_ErrorSourcesCollector(self._error_sources))
 
     # ------------------------------------------------------------------------------------------------- helpers
@@ -255,6 +264,9 @@ class PrometheusExporter(Exporter):
         self.chat_requests.labels(kind, "true" if exchange.injected else "false").inc()
         if exchange.recognition is not None:
             self.recognition.labels(exchange.recognition if exchange.recognition in REASONS else OTHER).inc()
+        if exchange.ragtap_field_problem is not None:
+            problem = exchange.ragtap_field_problem
+            self.malformed_ragtap_field.labels(problem if problem in FIELD_PROBLEMS else OTHER).inc()
         outcome = exchange.outcome if exchange.outcome in OUTCOMES else OTHER
         self.exchanges.labels(outcome, model).inc()
         upstream = exchange.upstream_seconds
@@ -315,6 +327,9 @@ class PrometheusExporter(Exporter):
 
     def scoring_dropped(self, reason: str) -> None:
         self.dropped_counter.labels(self._reason_label(reason)).inc()
+
+    def client_rejected(self, reason: str) -> None:
+        self.client_rejections.labels(self._reason_label(reason)).inc()
 
     def scoring_failed(self, interaction: Interaction, error: BaseException) -> None:
         self.failed_counter.labels(self._model(_interaction_model(interaction))).inc()

@@ -25,8 +25,10 @@ from ragtap.config import Config
 from ragtap.exporters.base import Exporter, ExporterSet
 from ragtap.pipeline.queue import ScoringQueue
 from ragtap.proxy.chat import handle_chat
+from ragtap.proxy.clients import BODY_TIMEOUT, ClientLimits, ConnectionWatchdog
 from ragtap.proxy.errors import openai_error
 from ragtap.proxy.passthrough import handle_passthrough
+from ragtap.proxy.requestlog import request_log
 from ragtap.proxy.responses import handle_responses
 from ragtap.proxy.responses_store import INJECTED_RESPONSES, InjectedResponses, handle_retrieve
 from ragtap.proxy.state import CAPTURE_STORE, STATE, ProxyState
@@ -42,6 +44,7 @@ if TYPE_CHECKING:
 log = logging.getLogger("ragtap.proxy")
 
 PROMETHEUS: web.AppKey[PrometheusExporter | None] = web.AppKey("ragtap_prometheus")
+WATCHDOG: web.AppKey[ConnectionWatchdog] = web.AppKey("ragtap_client_watchdog", ConnectionWatchdog)
 
 
 @web.middleware
@@ -61,6 +64,31 @@ async def openai_errors(request: web.Request, handler):  # type: ignore[no-untyp
         if request.writer.output_size > 0:
             raise  # part of a response is out already: aiohttp closes the connection
         return openai_error(500, "ragtap: internal error (see ragtap's log)", type_="server_error", code="ragtap_internal_error")
+
+
+@web.middleware
+async def client_limits(request: web.Request, handler):  # type: ignore[no-untyped-def]
+    """Tell the watchdog a request is in progress (no idle/header deadline while it is answered), and read the
+    body within `clients.body_timeout_s` (aiohttp keeps it: the handler's `request.read()` returns it at once)."""
+    watchdog = request.app[WATCHDOG]
+    transport = request.transport
+    watchdog.request_started(transport)
+    try:
+        if request.can_read_body:
+            limit = watchdog.limits.body_timeout_s
+            started = time.monotonic()
+            try:
+                async with asyncio.timeout(limit):
+                    await request.read()
+            except TimeoutError:
+                watchdog.rejected(BODY_TIMEOUT, request.remote or "?", time.monotonic() - started)
+                response = openai_error(408, f"ragtap: the request body did not arrive within {limit:g} s", type_="invalid_request_error",
+                                        code="request_timeout")
+                response.force_close()
+                return response
+        return await handler(request)
+    finally:
+        watchdog.request_finished(transport)
 
 
 async def shutdown_exporters(exporters: ExporterSet, budget: float) -> None:
@@ -131,8 +159,14 @@ def build_app(
         max_connections=server.max_connections,
         keepalive=server.upstream_keepalive_s,
     )
-    app = web.Application(client_max_size=server.max_body_bytes, middlewares=[openai_errors])
+    app = web.Application(client_max_size=server.max_body_bytes, middlewares=[request_log, openai_errors, client_limits])
     app[STATE] = ProxyState(config, upstream, exporter, scoring, config.recognise.patterns)
+    clients = config.clients
+    watchdog = ConnectionWatchdog(
+        ClientLimits(clients.header_timeout_s, clients.body_timeout_s, clients.idle_timeout_s, clients.max_connections),
+        on_reject=exporter.client_rejected,
+    )
+    app[WATCHDOG] = watchdog
 
     if prometheus is not None and config.prometheus.listen_port is None:
         from ragtap.exporters.prometheus import add_metrics_route
@@ -150,14 +184,15 @@ def build_app(
     app.router.add_get("/responses/{response_id}", handle_retrieve)
     app.router.add_route("*", "/{tail:.*}", handle_passthrough)
 
-    _add_lifecycle(app, server.shutdown_grace_s, upstream, scoring, online_judge, exporter)
+    _add_lifecycle(app, server.shutdown_grace_s, upstream, scoring, online_judge, exporter, watchdog)
     app[PROMETHEUS] = prometheus
     app[CAPTURE_STORE] = built.store
     return app
 
 
 def _add_lifecycle(
-    app: web.Application, grace_s: float, upstream: Upstream, scoring: ScoringQueue | None, online_judge: OnlineJudge | None, exporter: ExporterSet
+    app: web.Application, grace_s: float, upstream: Upstream, scoring: ScoringQueue | None, online_judge: OnlineJudge | None, exporter: ExporterSet,
+    watchdog: ConnectionWatchdog,
 ) -> None:
     """Start the upstream client and the scoring worker with the app; stop them in order at shutdown.
 
@@ -176,7 +211,9 @@ def _add_lifecycle(
         await upstream.start()
         if scoring is not None:
             scoring.start()
+        watchdog.start()
         yield
+        await watchdog.stop()
         if scoring is not None:
             await scoring.stop(drain_timeout=grace_left())
         if online_judge is not None:

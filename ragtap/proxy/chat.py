@@ -25,11 +25,13 @@ from ragtap.proxy.errors import UpstreamUnavailable, bad_path_response, openai_e
 from ragtap.prompts import prompt_text
 from ragtap.proxy.inject import inject, without_ragtap_field
 from ragtap.proxy.passthrough import forward_unchanged, relay_response
+from ragtap.proxy.requestlog import log, log_exchange
 from ragtap.proxy.state import STATE, ProxyState
 from ragtap.proxy.stream import StreamOutcome, relay_injected, relay_observed
 from ragtap.proxy.upstream import BadPath, forward_target, request_headers, response_headers
 from ragtap.recognise import recognise
 from ragtap.split.reply import split_reply
+from ragtap.split.stream import REPLY_TOO_LARGE
 from ragtap.tokens import count_tokens
 from ragtap.types import Assessment, Interaction, RagContext
 
@@ -44,6 +46,14 @@ def _parse_object(raw: bytes) -> dict[str, Any] | None:
     except orjson.JSONDecodeError:
         return None
     return value if isinstance(value, dict) else None
+
+
+_OFFLOAD_BYTES = 256 * 1024
+
+
+def _parse_and_recognise(raw: bytes, patterns: Any) -> tuple[dict[str, Any] | None, Any]:
+    body = _parse_object(raw)
+    return body, (recognise(body, patterns) if body is not None else None)
 
 
 class _RequestTooDeep(Exception):
@@ -78,8 +88,13 @@ async def handle_chat(request: web.Request) -> web.StreamResponse:
         upstream_host=state.upstream.target.host,
         upstream_port=state.upstream.target.port,
     )
-    body = _parse_object(raw)
-    recognition = recognise(body, state.patterns) if body is not None else None
+    if len(raw) > _OFFLOAD_BYTES:
+        # A body this large (a document bomb: 30,000 documents are ~0.3 s of parsing and recognition) is read in a
+        # worker thread, so the event loop keeps serving the other requests meanwhile (the GIL switches every 5 ms)
+        # instead of stalling them all for as long.
+        body, recognition = await asyncio.to_thread(_parse_and_recognise, raw, state.patterns)
+    else:
+        body, recognition = _parse_and_recognise(raw, state.patterns)
     if body is not None:
         model = body.get("model")
         record.request_model = model if isinstance(model, str) else None
@@ -92,6 +107,10 @@ async def handle_chat(request: web.Request) -> web.StreamResponse:
         context = None
     record.rag_source = context.source if context is not None else None
     record.recognition = recognition.reason if recognition is not None else "bad_body"
+    if recognition is not None and recognition.field_problem is not None:
+        record.ragtap_field_problem = recognition.field_problem
+        log.info("malformed ragtap field: reason=%s recognition=%s (the field is stripped; the implicit rules decided)",
+                 recognition.field_problem, recognition.reason)
     state.exporter.exchange_started(record)
     try:
         if body is None or recognition is None or (context is None and not recognition.strip_ragtap_field):
@@ -136,6 +155,7 @@ def _after_response(state: ProxyState, record: ExchangeRecord, interaction: Inte
     if state.prices is not None:
         settle_overhead(record, state.prices)
     state.exporter.exchange_finished(record)
+    log_exchange(record)
     if interaction is not None and state.scoring is not None:
         state.scoring.submit(interaction)
 
@@ -167,11 +187,13 @@ async def _injected(request: web.Request, state: ProxyState, body: dict[str, Any
     if upstream.status == 400 and "response_format" in forwarded:
         # Some OpenAI-compatible servers reject json_object: ask again without it, once.
         try:
-            error_body = await _read_whole(upstream, record)
+            error_body = await _read_bounded(upstream, record, state.config.replies.max_body_bytes)
         except UpstreamUnavailable as failure:  # the 400's body was cut or stalled: the app still gets the 400
             record.error_type = failure.error_type
             return openai_error(400, "ragtap: the upstream answered 400 but its error body was cut off or stalled", type_="upstream_error",
                                 code="upstream_broken_error_body")
+        if isinstance(error_body, _TooLarge):
+            return await _relay_too_large(request, upstream, record, error_body, None, context)
         if not _rejects_response_format(400, error_body):
             return web.Response(status=400, body=error_body, headers=response_headers(upstream.headers, body_rewritten=True))
         forwarded.pop("response_format")
@@ -181,11 +203,15 @@ async def _injected(request: web.Request, state: ProxyState, body: dict[str, Any
         return await relay_response(request, upstream, record, decompressed=True)
     if forwarded.get("stream") is True and "text/event-stream" in upstream.headers.get("Content-Type", ""):
         # (an upstream that ignores `stream` and answers with one JSON body, or with HTML, is handled below)
-        response, outcome = await relay_injected(request, upstream, record, forward_usage=not added_usage)
+        response, outcome = await relay_injected(
+            request, upstream, record, forward_usage=not added_usage, max_kept_chars=state.config.replies.max_kept_chars
+        )
         _defer_scoring(request, _interaction(context, outcome.answer, outcome.supporting, outcome.unscored_reason, record))
         return response
 
-    data = await _read_whole(upstream, record)
+    data = await _read_bounded(upstream, record, state.config.replies.max_body_bytes)
+    if isinstance(data, _TooLarge):
+        return await _relay_too_large(request, upstream, record, data, request, context)
     headers = response_headers(upstream.headers, body_rewritten=True)
     completion = _parse_object(data)
     message = _first_message(completion)
@@ -217,9 +243,11 @@ async def _observed(
     if upstream.status != 200:
         return await relay_response(request, upstream, record, decompressed=True)
     if "text/event-stream" in upstream.headers.get("Content-Type", ""):
-        response, outcome = await relay_observed(request, upstream, record)
+        response, outcome = await relay_observed(request, upstream, record, max_kept_chars=state.config.replies.max_kept_chars)
     else:
-        data = await _read_whole(upstream, record)
+        data = await _read_bounded(upstream, record, state.config.replies.max_body_bytes)
+        if isinstance(data, _TooLarge):
+            return await _relay_too_large(request, upstream, record, data, request, context)
         response = web.Response(status=upstream.status, body=data, headers=response_headers(upstream.headers, body_rewritten=True))
         completion = _parse_object(data)
         _note_completion(completion, record)
@@ -230,15 +258,47 @@ async def _observed(
     return response
 
 
-async def _read_whole(upstream: aiohttp.ClientResponse, record: ExchangeRecord) -> bytes:
-    """The whole reply body, whatever its framing (a chunked body has no Content-Length): ragtap must read it."""
+class _TooLarge:
+    """A reply body over `replies.max_body_bytes`: the bytes read so far (at most the limit plus one read)."""
+
+    __slots__ = ("prefix",)
+
+    def __init__(self, prefix: bytes) -> None:
+        self.prefix = prefix
+
+
+async def _read_bounded(upstream: aiohttp.ClientResponse, record: ExchangeRecord, limit: int) -> bytes | _TooLarge:
+    """The whole reply body if it is at most `limit` bytes; else what was read so far, the rest left unread (the
+    caller relays it).  A body that breaks off or stalls is UpstreamUnavailable (502 / 504: nothing was sent yet)."""
+    if upstream.content_length is not None and upstream.content_length > limit:
+        return _TooLarge(b"")
+    parts: list[bytes] = []
+    size = 0
     try:
-        return await upstream.read()
+        async for chunk in upstream.content.iter_any():
+            parts.append(chunk)
+            size += len(chunk)
+            if size > limit:
+                return _TooLarge(b"".join(parts))
     except (aiohttp.ClientPayloadError, aiohttp.ClientConnectionError, TimeoutError) as error:
-        raise UpstreamUnavailable.from_broken_body(error) from error
-    finally:
         upstream.release()
         record.upstream_done_at = now()
+        raise UpstreamUnavailable.from_broken_body(error) from error
+    upstream.release()
+    record.upstream_done_at = now()
+    return b"".join(parts)
+
+
+async def _relay_too_large(
+    request: web.Request, upstream: aiohttp.ClientResponse, record: ExchangeRecord, too_large: _TooLarge, scored: web.Request | None,
+    context: RagContext,
+) -> web.StreamResponse:
+    """A reply too large to hold: the app gets the upstream's bytes unchanged, streamed through; not scored."""
+    prefix, too_large.prefix = too_large.prefix, b""
+    response = await relay_response(request, upstream, record, decompressed=True, prefix=prefix)
+    if scored is not None:
+        _defer_scoring(scored, _interaction(context, None, None, REPLY_TOO_LARGE, record))
+    return response
 
 
 def _first_message(completion: dict[str, Any] | None) -> dict[str, Any] | None:

@@ -6,9 +6,15 @@ import orjson
 from aiohttp import web
 
 
+# The reason code of an error ragtap answered itself (not the upstream's): read by the request log.
+RAGTAP_ERROR_CODE = web.ResponseKey("ragtap_error_code", str)
+
+
 def openai_error(status: int, message: str, *, type_: str, code: str | None = None) -> web.Response:
     body = {"error": {"message": message, "type": type_, "param": None, "code": code}}
-    return web.Response(status=status, body=orjson.dumps(body), content_type="application/json")
+    response = web.Response(status=status, body=orjson.dumps(body), content_type="application/json")
+    response[RAGTAP_ERROR_CODE] = code or type_
+    return response
 
 
 class UpstreamUnavailable(Exception):

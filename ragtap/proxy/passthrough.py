@@ -17,16 +17,17 @@ _READ_WHOLE_LIMIT = 1 << 20  # bodies up to 1 MiB with a known length are read a
 
 
 async def relay_response(
-    request: web.Request, upstream: aiohttp.ClientResponse, record: ExchangeRecord, *, decompressed: bool = False
+    request: web.Request, upstream: aiohttp.ClientResponse, record: ExchangeRecord, *, decompressed: bool = False, prefix: bytes | None = None
 ) -> web.StreamResponse:
     """Return the upstream's response unchanged: status, headers, body bytes (compressed or not).
 
     `decompressed`: the response was requested with `decompress=True`, so its body arrives decoded and its
-    Content-Encoding header no longer describes it.
+    Content-Encoding header no longer describes it.  `prefix`: the first bytes of the body, already read by the
+    caller (a RAG reply too large to split; may be empty): sent first, then the rest as it arrives.
     """
     headers = response_headers(upstream.headers, body_rewritten=decompressed)
     record.status = upstream.status
-    streaming = upstream.content_length is None or upstream.content_length > _READ_WHOLE_LIMIT
+    streaming = prefix is not None or upstream.content_length is None or upstream.content_length > _READ_WHOLE_LIMIT
     try:
         if not streaming:
             body = await upstream.read()
@@ -35,6 +36,8 @@ async def relay_response(
         out = web.StreamResponse(status=upstream.status, headers=headers)
         await out.prepare(request)
         try:
+            if prefix:
+                await out.write(prefix)
             async for chunk in upstream.content.iter_any():
                 await out.write(chunk)
         except ConnectionResetError:  # the app went away: stop reading the upstream

@@ -38,11 +38,13 @@ from ragtap.proxy.chat import (  # the chat path's helpers, shared rather than c
     _forward_json,
     _interaction,
     _parse_object,
-    _read_whole,
+    _read_bounded,
+    _relay_too_large,
     _request_bytes,
     _RequestTooDeep,
     _send,
     _PENDING,
+    _TooLarge,
 )
 from ragtap.proxy.errors import UpstreamUnavailable, bad_path_response, openai_error
 from ragtap.proxy.inject import without_ragtap_field
@@ -186,11 +188,13 @@ async def _injected(
     if upstream.status == 400 and inject and state.config.inject.json_response_format:
         # Some OpenAI-compatible servers reject json_object: ask again without it, once.
         try:
-            error_body = await _read_whole(upstream, record)
+            error_body = await _read_bounded(upstream, record, state.config.replies.max_body_bytes)
         except UpstreamUnavailable as failure:
             record.error_type = failure.error_type
             return openai_error(400, "ragtap: the upstream answered 400 but its error body was cut off or stalled", type_="upstream_error",
                                 code="upstream_broken_error_body")
+        if isinstance(error_body, _TooLarge):
+            return await _relay_too_large(request, upstream, record, error_body, None, context)
         if not _rejects_json_format(error_body):
             return web.Response(status=400, body=error_body, headers=response_headers(upstream.headers, body_rewritten=True))
         if isinstance(body.get("text"), dict):
@@ -202,12 +206,14 @@ async def _injected(
     if upstream.status != 200:  # the upstream's own error: the app sees it unchanged
         return await relay_response(request, upstream, record, decompressed=True)
     if forwarded.get("stream") is True and "text/event-stream" in upstream.headers.get("Content-Type", ""):
-        response, outcome = await relay_responses_injected(request, upstream, record, echo)
+        response, outcome = await relay_responses_injected(request, upstream, record, echo, max_kept_chars=state.config.replies.max_kept_chars)
         if context is not None:
             _defer_scoring(request, _interaction(context, outcome.answer, outcome.supporting, outcome.unscored_reason, record))
         return response
 
-    data = await _read_whole(upstream, record)
+    data = await _read_bounded(upstream, record, state.config.replies.max_body_bytes)
+    if isinstance(data, _TooLarge):  # relayed unchanged, not split; scored as unscored when RAG
+        return await _relay_too_large(request, upstream, record, data, request if context is not None else None, context)
     headers = response_headers(upstream.headers, body_rewritten=True)
     reply = _parse_object(data)
     split = split_response(reply, echo, embedded=inject) if reply is not None else None
@@ -247,9 +253,11 @@ async def _observed(
     if upstream.status != 200:
         return await relay_response(request, upstream, record, decompressed=True)
     if "text/event-stream" in upstream.headers.get("Content-Type", ""):
-        response, outcome, reply = await relay_responses_observed(request, upstream, record)
+        response, outcome, reply = await relay_responses_observed(request, upstream, record, max_kept_chars=state.config.replies.max_kept_chars)
     else:
-        data = await _read_whole(upstream, record)
+        data = await _read_bounded(upstream, record, state.config.replies.max_body_bytes)
+        if isinstance(data, _TooLarge):
+            return await _relay_too_large(request, upstream, record, data, request if context is not None else None, context)  # type: ignore[arg-type]
         response = web.Response(status=upstream.status, body=data, headers=response_headers(upstream.headers, body_rewritten=True))
         reply = _parse_object(data)
         where = first_text_part(reply) if reply is not None else None

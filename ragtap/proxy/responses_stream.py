@@ -20,9 +20,10 @@ from aiohttp import web
 
 from ragtap.exchange import ExchangeRecord, note_usage
 from ragtap.proxy.sse import SSEDecoder, encode_event, take_comments
-from ragtap.proxy.stream import _UPSTREAM_BROKE, KEEPALIVE, KEEPALIVE_AFTER_S, StreamOutcome, _open
+from ragtap.proxy.stream import _UPSTREAM_BROKE, KEEPALIVE, KEEPALIVE_AFTER_S, StreamOutcome, _KeptText, _open
 from ragtap.split.responses import ClientEcho, was_truncated
 from ragtap.split.responses_stream import ResponsesStreamSplitter
+from ragtap.split.stream import DEFAULT_MAX_CHARS, REPLY_TOO_LARGE
 
 _FINAL_EVENTS = frozenset({"response.completed", "response.incomplete", "response.failed"})
 
@@ -73,10 +74,11 @@ def _note_event(event: dict[str, Any], record: ExchangeRecord) -> None:
 
 
 async def relay_responses_injected(
-    request: web.Request, upstream: aiohttp.ClientResponse, record: ExchangeRecord, echo: ClientEcho
+    request: web.Request, upstream: aiohttp.ClientResponse, record: ExchangeRecord, echo: ClientEcho, *,
+    max_kept_chars: int = DEFAULT_MAX_CHARS,
 ) -> tuple[web.StreamResponse, StreamOutcome]:
     out = await _open(request, upstream)
-    splitter = ResponsesStreamSplitter(echo)
+    splitter = ResponsesStreamSplitter(echo, max_kept_chars)
     decoder = SSEDecoder()
     pending: list[bytes] = []
     last_write = now()
@@ -145,11 +147,11 @@ async def relay_responses_injected(
 class _TextCollector:
     """The first message's first output_text, read from a copy of the events (the observed path)."""
 
-    def __init__(self, record: ExchangeRecord) -> None:
+    def __init__(self, record: ExchangeRecord, max_kept_chars: int) -> None:
         self.record = record
         self.item_id: str | None = None
         self.content_index: int | None = None
-        self.parts: list[str] = []
+        self.parts = _KeptText(max_kept_chars)  # bounded: an endless stream is forwarded, not kept
         self.done_text: str | None = None
         self.final: dict[str, Any] | None = None  # the response object of the final event
 
@@ -174,7 +176,7 @@ class _TextCollector:
                 self.content_index = event.get("content_index")
         elif kind in ("response.output_text.delta", "response.output_text.done") and self._is_text(event):
             if kind == "response.output_text.done":
-                if isinstance(event.get("text"), str) and self.done_text is None:
+                if isinstance(event.get("text"), str) and self.done_text is None and not self.parts.overflow:
                     self.done_text = event["text"]
             elif isinstance(delta := event.get("delta"), str) and delta:
                 if self.record.first_token_at is None:
@@ -188,17 +190,17 @@ class _TextCollector:
     def text(self) -> str | None:
         if self.done_text is not None:
             return self.done_text
-        return "".join(self.parts) if self.item_id is not None else None
+        return "".join(self.parts.parts) if self.item_id is not None else None
 
 
 async def relay_responses_observed(
-    request: web.Request, upstream: aiohttp.ClientResponse, record: ExchangeRecord
+    request: web.Request, upstream: aiohttp.ClientResponse, record: ExchangeRecord, *, max_kept_chars: int = DEFAULT_MAX_CHARS
 ) -> tuple[web.StreamResponse, StreamOutcome, dict[str, Any] | None]:
     """Forward the upstream's SSE bytes untouched; read the answer (and the final response object, where a hosted
     file search left its results) from a copy for scoring."""
     out = await _open(request, upstream)
     decoder = SSEDecoder()
-    collector = _TextCollector(record)
+    collector = _TextCollector(record, max_kept_chars)
     try:
         try:
             async for chunk in upstream.content.iter_any():
@@ -216,6 +218,8 @@ async def relay_responses_observed(
         return out, StreamOutcome("", None, "incomplete"), None
     finally:
         upstream.release()
+    if collector.parts.overflow:
+        return out, StreamOutcome("", None, REPLY_TOO_LARGE), None
     text = collector.text
     if text is None:
         return out, StreamOutcome("", None, "no_text_content"), collector.final

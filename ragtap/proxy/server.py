@@ -17,7 +17,8 @@ from aiohttp.http_exceptions import HttpProcessingError
 
 from ragtap.config import Config
 from ragtap.exporters.base import Exporter
-from ragtap.proxy.app import PROMETHEUS, build_app
+from ragtap.proxy.app import PROMETHEUS, WATCHDOG, build_app
+from ragtap.proxy.clients import WatchedSite
 from ragtap.proxy.state import CAPTURE_STORE, STATE, ProxyState
 from ragtap.proxy.triage import mount_triage, triage_host, triage_page_url, triage_unavailable
 
@@ -98,13 +99,15 @@ class RagtapServer:
             log.warning(warning)
         # handler_cancellation: when the app hangs up, its handler is cancelled and the upstream request closed, as
         # it would be without ragtap (vLLM, for one, stops generating for a client that went away).
+        # keepalive_timeout: aiohttp's own idle timer, a silent backstop behind the watchdog's (ragtap/proxy/clients.py).
+        clients = self.config.clients
         runner = web.AppRunner(
             self.app, access_log=None, handle_signals=False, shutdown_timeout=self.config.server.shutdown_grace_s, logger=HTTP_LOG,
-            handler_cancellation=True,
+            handler_cancellation=True, keepalive_timeout=clients.idle_timeout_s + clients.header_timeout_s + 5,
         )
         await runner.setup()
         self._runners.append(runner)
-        site = web.TCPSite(runner, self.host, self.port)
+        site = WatchedSite(runner, self.host, self.port, self.app[WATCHDOG])
         await site.start()
         self.port = _bound_port(site)
         prometheus = self.app[PROMETHEUS]

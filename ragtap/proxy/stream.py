@@ -23,7 +23,7 @@ from aiohttp import web
 from ragtap.exchange import ExchangeRecord, note_usage
 from ragtap.proxy.sse import DONE_EVENT, SSEDecoder, SSELineTooLong, encode_event, take_comments
 from ragtap.proxy.upstream import response_headers
-from ragtap.split.stream import AnswerStreamExtractor, StreamResult
+from ragtap.split.stream import DEFAULT_MAX_CHARS, REPLY_TOO_LARGE, AnswerStreamExtractor, StreamResult
 
 _UPSTREAM_BROKE = (aiohttp.ClientPayloadError, aiohttp.ClientConnectionError, TimeoutError, SSELineTooLong)
 
@@ -181,10 +181,11 @@ class _InjectedRelay:
 
 
 async def relay_injected(
-    request: web.Request, upstream: aiohttp.ClientResponse, record: ExchangeRecord, *, forward_usage: bool
+    request: web.Request, upstream: aiohttp.ClientResponse, record: ExchangeRecord, *, forward_usage: bool,
+    max_kept_chars: int = DEFAULT_MAX_CHARS,
 ) -> tuple[web.StreamResponse, StreamOutcome]:
     out = await _open(request, upstream)
-    relay = _InjectedRelay(out, record, forward_usage)
+    relay = _InjectedRelay(out, record, forward_usage, AnswerStreamExtractor(max_kept_chars))
     decoder = SSEDecoder()
     last_write = now()
     try:
@@ -222,11 +223,14 @@ async def relay_injected(
     return out, outcome
 
 
-async def relay_observed(request: web.Request, upstream: aiohttp.ClientResponse, record: ExchangeRecord) -> tuple[web.StreamResponse, StreamOutcome]:
-    """Forward the upstream's SSE bytes untouched; read the first choice's content from a copy for scoring."""
+async def relay_observed(
+    request: web.Request, upstream: aiohttp.ClientResponse, record: ExchangeRecord, *, max_kept_chars: int = DEFAULT_MAX_CHARS
+) -> tuple[web.StreamResponse, StreamOutcome]:
+    """Forward the upstream's SSE bytes untouched; read the first choice's content from a copy for scoring (at most
+    `max_kept_chars` of it: beyond, the bytes are still forwarded, nothing more is kept, and it is not scored)."""
     out = await _open(request, upstream)
     decoder = SSEDecoder()
-    parts: list[str] = []
+    parts = _KeptText(max_kept_chars)
     try:
         try:
             async for chunk in upstream.content.iter_any():
@@ -244,10 +248,34 @@ async def relay_observed(request: web.Request, upstream: aiohttp.ClientResponse,
         return out, StreamOutcome("", None, "incomplete")
     finally:
         upstream.release()
-    return out, StreamOutcome("".join(parts), None, None if record.outcome == "complete" else "upstream_broke_off")
+    if parts.overflow:
+        return out, StreamOutcome("".join(parts.parts), None, REPLY_TOO_LARGE)
+    return out, StreamOutcome("".join(parts.parts), None, None if record.outcome == "complete" else "upstream_broke_off")
 
 
-def _collect(payload: bytes, parts: list[str], record: ExchangeRecord) -> None:
+class _KeptText:
+    """The content of an observed stream, kept for scoring up to a limit."""
+
+    __slots__ = ("limit", "overflow", "parts", "size")
+
+    def __init__(self, limit: int) -> None:
+        self.limit = limit
+        self.parts: list[str] = []
+        self.size = 0
+        self.overflow = False
+
+    def append(self, text: str) -> None:
+        if self.overflow:
+            return
+        self.size += len(text)
+        if self.size > self.limit:
+            self.overflow = True
+            self.parts = []  # not scored: free it
+            return
+        self.parts.append(text)
+
+
+def _collect(payload: bytes, parts: _KeptText, record: ExchangeRecord) -> None:
     if payload == b"[DONE]":
         return
     try:

@@ -40,6 +40,7 @@ Decisions:
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -58,8 +59,15 @@ class Recognition:
     inject: bool  # True: ragtap may add its instruction (False when the client owns the reply format, or not RAG)
     strip_ragtap_field: bool  # the body had a top-level "ragtap" key that must be removed before forwarding
     reason: str  # short snake_case why (see the module docstring)
+    # What is wrong with a malformed `ragtap` field (one of FIELD_PROBLEMS), whatever recognition then decided:
+    # the app's bug is counted and logged even when an implicit rule recognises the request.
+    field_problem: str | None = None
 
 
+# Why a `ragtap` field is malformed: a closed set (a metrics label).
+FIELD_PROBLEMS = frozenset({
+    "not_an_object", "enabled_not_bool", "question_not_string", "documents_not_list", "document_not_text", "document_bad_id",
+})
 # Every value `Recognition.reason` can take: the rule labels, the client settings that forbid injection and the
 # reasons a request is not RAG.  Closed, so it is safe as a Prometheus label (tests check recognise() stays in it).
 # ("client_background" is a Responses API setting: ragtap/recognise/responses.py)
@@ -92,7 +100,12 @@ def recognise(body: Any, patterns: Sequence[CustomPattern] = ()) -> Recognition:
     fields) gets a `Recognition`, never an exception.
     """
     try:
-        return _recognise(body, patterns)
+        result = _recognise(body, patterns)
+        if result.strip_ragtap_field and result.reason != "explicit":
+            problem = _explicit(body["ragtap"])[2]
+            if problem is not None:
+                result = dataclasses.replace(result, field_problem=problem)
+        return result
     except Exception:  # noqa: BLE001 - last resort: recognition must never break the request path
         return Recognition(None, False, isinstance(body, dict) and "ragtap" in body, "internal_error")
 
@@ -103,7 +116,7 @@ def _recognise(body: Any, patterns: Sequence[CustomPattern]) -> Recognition:
     strip = "ragtap" in body
     fallback = "not_rag"
     if strip:
-        state, explicit = _explicit(body["ragtap"])
+        state, explicit, _ = _explicit(body["ragtap"])
         if explicit is not None:
             return _found(body, explicit, strip, "explicit")
         if state == "disabled":
@@ -235,35 +248,38 @@ def _client_owns_format(body: dict[str, Any]) -> str | None:
     return None
 
 
-def _explicit(field: Any) -> tuple[str, RagContext | None]:
-    """Read the `ragtap` field: ("ok", context) | ("disabled"|"empty"|"absent"|"bad", None)."""
+def _explicit(field: Any) -> tuple[str, RagContext | None, str | None]:
+    """Read the `ragtap` field: ("ok", context, None) | ("disabled"|"empty"|"absent", None, None) |
+    ("bad", None, problem) with the problem one of FIELD_PROBLEMS."""
     if not isinstance(field, dict):
-        return "bad", None
+        return "bad", None, "not_an_object"
     enabled = field.get("enabled", True)
     if enabled is False:
-        return "disabled", None
+        return "disabled", None, None
     if enabled is not True:
-        return "bad", None
+        return "bad", None, "enabled_not_bool"
     if "question" not in field and "documents" not in field:
-        return "absent", None
+        return "absent", None, None
     question, documents = field.get("question"), field.get("documents")
-    if not isinstance(question, str) or not isinstance(documents, list):
-        return "bad", None
+    if not isinstance(question, str):
+        return "bad", None, "question_not_string"
+    if not isinstance(documents, list):
+        return "bad", None, "documents_not_list"
     docs: list[Document] = []
     for item in documents:
         if isinstance(item, str):
             docs.append(Document(text=item))
             continue
         if not isinstance(item, dict) or not isinstance(text := item.get("text"), str):
-            return "bad", None
+            return "bad", None, "document_not_text"
         doc_id = item.get("id")
         if doc_id is not None:
             if isinstance(doc_id, bool) or not isinstance(doc_id, (str, int)):
-                return "bad", None
+                return "bad", None, "document_bad_id"
             doc_id = str(doc_id) or None
         docs.append(Document(text=text, id=doc_id))
     context = rules_text.make_context(question, docs, "explicit")
-    return ("ok", context) if context is not None else ("empty", None)
+    return ("ok", context, None) if context is not None else ("empty", None, None)
 
 
 def _match_custom(

@@ -1,27 +1,20 @@
 """Splitting a complete (non-streamed) injected reply into the app's answer and the supporting content.
 
-`split_reply` runs the streaming extractor (`ragtap.split.stream`) over the whole text, so a reply gives the
-same answer whether it was streamed or not, and the JSON-string decoding rules live in one place.  A
-complete reply allows one recovery a stream cannot make: when the reply does not start with our object
-(prose or a wrapper object first), the object is looked for inside the text -- the first `{"` that starts an
-object with an `answer` wins, and the prose around it is dropped, since by the instruction it is not the
-answer.  A stream has already forwarded such text raw by the time the object appears.
-
-The rule throughout: the app never gets a worse answer than the upstream gave.  When nothing can be
-recovered the answer is the upstream text unchanged, `recovered=False`, and `unscored_reason` says why
-(one of `ragtap.split.stream.REASONS`).
+`split_reply` runs the streaming extractor (`ragtap.split.stream`) over the whole text, so a reply is judged by
+the same rule whether it was streamed or not, and the JSON-string decoding rules live in one place.  The rule:
+only a top-level `answer` string of a top-level JSON object (after optional whitespace and an opening code
+fence; after it only whitespace and the closing fence) is the answer.  Anything else -- prose before or after
+the object, an `answer` nested inside another value, a non-string answer, a syntax error in the object -- and
+the app gets the upstream text unchanged, `recovered=False`, with `unscored_reason` saying why (one of
+`ragtap.split.stream.REASONS`).  Where a stream differs it is only because it has already forwarded the answer
+when the problem shows (text after the object is then forwarded after the answer); a whole reply can still be
+given back unchanged.
 """
 
 from __future__ import annotations
 
-import re
-
-from ragtap.split.stream import EMPTY, StreamResult, extract
+from ragtap.split.stream import EMPTY, INVALID_JSON, TEXT_AFTER_JSON, extract
 from ragtap.types import SplitReply
-
-# Where an embedded object may start; bounded so a reply full of braces costs O(_MAX_CANDIDATES * n).
-_OBJECT_START = re.compile(r'\{\s*"')
-_MAX_CANDIDATES = 16
 
 
 def split_reply(content: str | None, *, truncated: bool = False) -> SplitReply:
@@ -29,20 +22,10 @@ def split_reply(content: str | None, *, truncated: bool = False) -> SplitReply:
     if not content:
         return SplitReply(answer="", supporting=None, recovered=False, unscored_reason=EMPTY)
     result = extract(content, truncated=truncated)
-    if result.mode == "raw" and result.unscored_reason != EMPTY:
-        embedded = _find_embedded(content, truncated)
-        if embedded is not None:
-            result = embedded
+    if result.mode == "raw":
+        return SplitReply(answer=content, supporting=None, recovered=False, unscored_reason=result.unscored_reason)
+    if result.syntax_error:
+        return SplitReply(answer=content, supporting=None, recovered=False, unscored_reason=INVALID_JSON)
+    if result.unscored_reason == TEXT_AFTER_JSON:
+        return SplitReply(answer=content, supporting=None, recovered=False, unscored_reason=result.unscored_reason)
     return result.to_split_reply()
-
-
-def _find_embedded(content: str, truncated: bool) -> StreamResult | None:
-    for n, match in enumerate(_OBJECT_START.finditer(content)):
-        if n >= _MAX_CANDIDATES:
-            break
-        if match.start() == 0:
-            continue  # the extractor already read the text from here
-        result = extract(content[match.start() :], truncated=truncated)
-        if result.mode == "json":
-            return result
-    return None

@@ -22,16 +22,16 @@ from __future__ import annotations
 from typing import Any
 
 from ragtap.split.responses import ClientEcho, first_text_part, restore_echo, set_answer, was_truncated
-from ragtap.split.stream import INCOMPLETE_JSON, TRUNCATED, AnswerStreamExtractor, StreamResult
+from ragtap.split.stream import DEFAULT_MAX_CHARS, INCOMPLETE_JSON, TRUNCATED, AnswerStreamExtractor, StreamResult
 
 _RESPONSE_EVENTS = frozenset({"response.created", "response.in_progress", "response.queued"})
 _FINAL_EVENTS = frozenset({"response.completed", "response.incomplete", "response.failed"})
 
 
 class ResponsesStreamSplitter:
-    def __init__(self, echo: ClientEcho) -> None:
+    def __init__(self, echo: ClientEcho, max_kept_chars: int = DEFAULT_MAX_CHARS) -> None:
         self.echo = echo
-        self.extractor = AnswerStreamExtractor()
+        self.extractor = AnswerStreamExtractor(max_kept_chars)
         self.result: StreamResult | None = None
         self.item_id: str | None = None  # the message item whose first output_text part is split
         self.content_index: int | None = None

@@ -28,10 +28,11 @@ Decisions (see also `REASONS`):
   (`answer_not_string`), or when the text ends before any answer text (`truncated`/`incomplete_json`).
   Once answer text has been forwarded the extractor is committed to JSON mode.  So the app receives either
   exactly the upstream text, or decoded answer text only -- never a mix.
-* A non-string answer: numbers and booleans become their JSON text ("42", "true"), an array of strings is
-  joined with newlines; null, objects and other arrays are unrecoverable (raw fallback,
-  `answer_not_string`).  The same stringification applies to the supporting content; a null support gives
-  `no_supporting`, an unrecoverable one `supporting_not_string`.
+* The answer is the value of the top-level `answer` key, and only a JSON string counts: null, a number, a
+  boolean, an array or an object is not the model's answer text (raw fallback, `answer_not_string`).  An
+  `answer` key nested inside another value is never looked at.  The supporting content is stringified
+  leniently (numbers and booleans as their JSON text, an array of strings joined with newlines); a null
+  support gives `no_supporting`, an unrecoverable one `supporting_not_string`.
 * Text cut short (max_tokens, or the stream just ended): the answer forwarded so far stays the answer (a
   half escape or a half surrogate pair at the cut is dropped).  A partially received supporting content is
   returned in `supporting` but is *not* scoreable: `unscored_reason` is `truncated` (`incomplete_json` when
@@ -47,7 +48,17 @@ Decisions (see also `REASONS`):
   lenient where models are sloppy: `\\'` decodes to `'`, an unknown escape `\\x` is kept as the two
   characters, a `\\u` not followed by four hex digits is kept literally, raw control characters inside
   strings are accepted, and a trailing comma before `}` is accepted.
-* Text after the closing `}` (a closing fence, a sign-off) is ignored.
+* After the closing `}` only whitespace and the closing fence (when the reply opened one) belong to the
+  object.  Any other text after it (a warning, a sign-off) is not ours to drop: the stream has forwarded the
+  answer already, so that text is forwarded after it as it arrives (`text_after_json`, not scored);
+  `split_reply`, holding the whole reply, gives the app the upstream text unchanged instead.
+* Memory is bounded by `max_chars`: once more text than that was fed, the extractor keeps nothing more but
+  goes on forwarding.  If nothing was forwarded yet, everything held is forwarded at once and the rest passes
+  through raw; if the answer is being forwarded, it goes on being decoded and forwarded.  Either way the result
+  is `reply_too_large` (not scored) and its `answer` is only the part kept.
+* This is the one answer-extraction rule for streamed and whole replies (`ragtap.split.reply` runs this
+  extractor): a top-level JSON object, after optional whitespace and an opening fence, whose top-level
+  `answer` is a string.  Anything else is the upstream's content, unchanged.
 """
 
 from __future__ import annotations
@@ -71,6 +82,8 @@ INCOMPLETE_JSON = "incomplete_json"  # the text ended before the object was comp
 NO_SUPPORTING = "no_supporting"  # answer recovered, but no (or a null) supporting content
 SUPPORTING_NOT_STRING = "supporting_not_string"  # the supporting content is an object or a mixed array
 EMPTY_ANSWER = "empty_answer"  # the answer string was complete but blank
+TEXT_AFTER_JSON = "text_after_json"  # text other than whitespace / a closing fence after the object
+REPLY_TOO_LARGE = "reply_too_large"  # more text than the extractor keeps (`max_chars`): forwarded, not kept
 
 REASONS: frozenset[str] = frozenset(
     {
@@ -84,6 +97,8 @@ REASONS: frozenset[str] = frozenset(
         NO_SUPPORTING,
         SUPPORTING_NOT_STRING,
         EMPTY_ANSWER,
+        TEXT_AFTER_JSON,
+        REPLY_TOO_LARGE,
     }
 )
 
@@ -241,6 +256,8 @@ class _S(enum.Enum):
     STRING = enum.auto()  # inside the answer or supporting string
     SKIP = enum.auto()  # inside any other value (captured when it belongs to answer/support)
     COMMA_OR_END = enum.auto()  # after a value: "," or "}"
+    TAIL = enum.auto()  # after the object's "}": whitespace and a closing fence are held, not forwarded
+    TAIL_TEXT = enum.auto()  # other text came after the object: it is forwarded as it arrives
     IGNORE = enum.auto()  # JSON mode is settled; the rest of the text is ignored
     RAW = enum.auto()  # the text is forwarded unchanged
 
@@ -263,6 +280,9 @@ class StreamResult:
     supporting: str | None
     mode: Literal["json", "raw"]
     unscored_reason: str | None
+    # The object had a syntax error after the answer was settled (a stream ignores the rest of the text; a
+    # whole reply is then not a JSON object, and `split_reply` gives the upstream text unchanged).
+    syntax_error: bool = False
 
     @property
     def recovered(self) -> bool:
@@ -277,10 +297,16 @@ class StreamResult:
         )
 
 
+DEFAULT_MAX_CHARS = 4_000_000  # about a million tokens of text: far beyond any answer a model writes
+
+
 class AnswerStreamExtractor:
     """Feed the model's content pieces as they arrive; forward what `feed()` returns, then `finish()`."""
 
-    def __init__(self) -> None:
+    def __init__(self, max_chars: int = DEFAULT_MAX_CHARS) -> None:
+        self._max_chars = max_chars
+        self._fed = 0  # characters fed so far
+        self.overflow = False  # more than `max_chars` were fed: nothing more is kept
         self._state = _S.PRELUDE
         self._raw: list[str] | None = []  # pieces fed while a fall back to raw mode is still possible
         self._out: list[str] = []  # everything handed to the app
@@ -290,6 +316,8 @@ class AnswerStreamExtractor:
         self._fence_info = 0
         self._fence_seen = False
         self._closed = False  # the object's closing "}" was seen
+        self._tail_hold: list[str] = []  # whitespace / closing fence after the object, forwarded only before text
+        self._tail_ticks = 0
         self._error = False  # a syntax error after the answer was settled
         self._key_decoder = JsonStringDecoder()
         self._key_parts: list[str] = []
@@ -317,8 +345,17 @@ class AnswerStreamExtractor:
         if not text:
             return ""
         state = self._state
-        if state is _S.RAW:
-            self._out.append(text)
+        self._fed += len(text)
+        if self._fed > self._max_chars and not self.overflow:
+            self.overflow = True
+            self._drop_kept()
+            if self._raw is not None:  # nothing forwarded yet: hand over what is held, then pass the rest through
+                self._raw.append(text)
+                self._to_raw(REPLY_TOO_LARGE)
+                forwarded, self._switch = self._switch or "", None
+                return forwarded
+        if state is _S.RAW or state is _S.TAIL_TEXT:
+            self._keep(text)
             return text
         if state is _S.IGNORE:
             return ""
@@ -327,14 +364,27 @@ class AnswerStreamExtractor:
         emitted: list[str] = []
         i, n = 0, len(text)
         while i < n and self._state is not _S.RAW and self._state is not _S.IGNORE:
+            if self._state is _S.TAIL:
+                i = self._in_tail(text, i, emitted)
+                continue
             i = self._step(text, i, emitted)
         if self._switch is not None:  # switched to raw: the held text includes this whole piece
             forwarded, self._switch = self._switch, None
         else:
             forwarded = "".join(emitted)
         if forwarded:
-            self._out.append(forwarded)
+            self._keep(forwarded)
         return forwarded
+
+    def _keep(self, forwarded: str) -> None:
+        if not self.overflow:
+            self._out.append(forwarded)
+
+    def _drop_kept(self) -> None:
+        """Over `max_chars`: free what only scoring would have used (the answer kept so far stays, for the record)."""
+        self._support_parts = []
+        self._capture = None
+        self._key_parts = []
 
     def finish(self, *, truncated: bool = False) -> StreamResult:
         """End of the stream; `truncated` is True when the upstream stopped for max_tokens ("length")."""
@@ -346,9 +396,17 @@ class AnswerStreamExtractor:
     # --- outcome -------------------------------------------------------------------------------------------
 
     def _conclude(self, truncated: bool) -> StreamResult:
+        result = self._outcome(truncated)
+        if self.overflow:
+            return StreamResult(result.remainder, result.answer, None, result.mode, REPLY_TOO_LARGE)
+        return result
+
+    def _outcome(self, truncated: bool) -> StreamResult:
         state = self._state
         if state is _S.RAW:
             return StreamResult("", "".join(self._out), None, "raw", self._reason)
+        if state is _S.TAIL_TEXT:  # the answer, then the upstream's text after the object: nothing to score
+            return StreamResult("", "".join(self._out), None, "json", TEXT_AFTER_JSON)
         cut = TRUNCATED if truncated else INCOMPLETE_JSON
         if state is _S.PRELUDE or state is _S.FENCE:  # never reached "{"
             held = "".join(self._raw or ())
@@ -367,7 +425,7 @@ class AnswerStreamExtractor:
                 reason = cut
                 if self._support == _DONE:
                     supporting = "".join(self._support_parts)
-            return StreamResult("", answer, supporting, "json", reason)
+            return StreamResult("", answer, supporting, "json", reason, syntax_error=self._error)
         # Nothing was forwarded yet: give the app the upstream text unchanged.
         reason = ANSWER_NOT_STRING if self._answer == _INVALID else cut
         return self._raw_result("".join(self._raw or ()), reason)
@@ -385,7 +443,7 @@ class AnswerStreamExtractor:
 
     def _raw_result(self, remainder: str, reason: str) -> StreamResult:
         if remainder:
-            self._out.append(remainder)
+            self._keep(remainder)
         self._state = _S.RAW
         return StreamResult(remainder, "".join(self._out), None, "raw", reason)
 
@@ -409,7 +467,7 @@ class AnswerStreamExtractor:
     def _close(self) -> None:
         self._closed = True
         if self._answer == _DONE:
-            self._state = _S.IGNORE
+            self._state = _S.TAIL
         else:
             self._to_raw(ANSWER_NOT_STRING if self._answer == _INVALID else NO_ANSWER)
 
@@ -489,6 +547,26 @@ class AnswerStreamExtractor:
                 self._syntax_error()
         return i + 1
 
+    def _in_tail(self, t: str, i: int, emitted: list[str]) -> int:
+        """After the object: hold whitespace and the closing fence; on any other text forward it all from here."""
+        n = len(t)
+        while i < n:
+            c = t[i]
+            if c in _JSON_WS:
+                pass
+            elif c == "`" and self._fence_seen and self._tail_ticks < 3:
+                self._tail_ticks += 1
+            else:
+                self._tail_hold.append(t[i:])  # (forwarded at once, never kept)
+                emitted.append("".join(self._tail_hold))
+                self._tail_hold.clear()
+                self._state = _S.TAIL_TEXT
+                return n
+            if not self.overflow:
+                self._tail_hold.append(c)
+            i += 1
+        return i
+
     def _in_fence(self, c: str) -> None:
         if self._fence_ticks < 3:
             if c == "`":
@@ -506,7 +584,7 @@ class AnswerStreamExtractor:
 
     def _in_key(self, t: str, i: int) -> int:
         decoded, i = self._key_decoder.feed(t, i)
-        if decoded:
+        if decoded and not self.overflow:
             self._key_parts.append(decoded)
         if self._key_decoder.done:
             role = _role_of("".join(self._key_parts))
@@ -560,7 +638,7 @@ class AnswerStreamExtractor:
             else:
                 self._forward_answer(decoded, emitted)
         else:
-            if decoded:
+            if decoded and not self.overflow:
                 self._support_parts.append(decoded)
             if done:
                 self._support = _DONE
@@ -611,7 +689,7 @@ class AnswerStreamExtractor:
                     return i
                 if not stack:
                     return self._skip_done(t, start, i, emitted)
-        if self._capture is not None:
+        if self._capture is not None and not self.overflow:
             self._capture.append(t[start:i])
         return i
 
@@ -622,10 +700,11 @@ class AnswerStreamExtractor:
         self._capture.append(t[start:i])
         raw = "".join(self._capture)
         self._capture = None
+        if self._role == "answer":  # only a string is the answer (see the module docstring)
+            self._answer_done(None, emitted)
+            return i
         text = _stringify(raw)
-        if self._role == "answer":
-            self._answer_done(text, emitted)
-        elif text is not None:
+        if text is not None:
             self._support_parts = [text]
             self._support = _DONE
         else:
