@@ -94,10 +94,11 @@ def test_output_text_convenience_field_is_rebuilt_when_present() -> None:
 
 
 
-def test_an_object_inside_prose_is_split_only_when_ragtap_asked_for_json() -> None:
+def test_an_object_inside_prose_is_never_split() -> None:
+    # The one answer rule (issue 13 #1): only a top-level `answer` of a top-level object counts.
     prose = 'Use this shape: {"answer": "x", "supporting_content": "y"} and you are done.'
     asked = ResponsesWire(INJECTED_BODY, ScriptedReply(prose), 1).response()
-    assert split_response(asked, ECHO).answer == "x"  # the recovery of an injected reply
+    assert split_response(asked, ECHO).answer == prose and asked["output"][0]["content"][0]["text"] == prose
     not_asked = ResponsesWire(INJECTED_BODY, ScriptedReply(prose), 1).response()
     split = split_response(not_asked, ECHO, embedded=False)
     assert split.answer == prose and not_asked["output"][0]["content"][0]["text"] == prose

@@ -88,8 +88,9 @@ def set_answer(response: dict[str, Any], where: TextPart, answer: str) -> None:
 def split_response(response: dict[str, Any], echo: ClientEcho, *, embedded: bool = True) -> SplitReply | None:
     """Split a complete response object in place; None (and nothing changed but the echo) without a text part.
 
-    `embedded=False`: only a reply that starts with the object is split (as a stream would be), never an object
-    found inside prose -- for replies the model was not asked to write in JSON."""
+    `embedded=False`: the stream extractor's reading (a reply that starts with the object; text after it is
+    kept after the answer), for replies the model was not asked to write in JSON.  Neither reading ever takes an
+    object found inside prose (the one answer rule, ragtap.split.stream)."""
     restore_echo(response, echo)
     where = first_text_part(response)
     if where is None:

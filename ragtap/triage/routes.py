@@ -178,7 +178,10 @@ class TriageAPI:
             return _error(413, f"label body larger than {MAX_LABEL_BODY_BYTES} bytes")
         try:
             interaction_id = self._interaction_id(request)
-            body = await request.content.read(MAX_LABEL_BODY_BYTES + 1)
+            # request.read(): the proxy's body-timeout middleware may have read the body already (aiohttp keeps it)
+            body = await request.read()
+            if len(body) > MAX_LABEL_BODY_BYTES:
+                return _error(413, f"label body larger than {MAX_LABEL_BODY_BYTES} bytes")
             label = parse_label(interaction_id, body)
         except BadRequest as error:
             return _error(400, str(error))
