@@ -214,7 +214,7 @@ async def test_pruning_keeps_the_newest_rows_and_every_labelled_one(make_store: 
 
 async def test_a_full_queue_drops_and_counts_instead_of_waiting(make_store: Callable[..., ThreadedStore], tmp_path: Path) -> None:
     if make_store.backend != "sqlite":  # type: ignore[attr-defined]
-        pytest.skip("the lock that stalls the writer is SQLite's; PostgreSQL's stall is covered by test_store_faults")
+        pytest.skip("the lock that stalls the writer is SQLite's; PostgreSQL going away is tested in test_capture.py")
     import sqlite3
 
     store = make_store(queue_size=5, batch_max=1, lock_timeout_s=1.0)
