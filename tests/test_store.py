@@ -214,7 +214,7 @@ async def test_pruning_keeps_the_newest_rows_and_every_labelled_one(make_store: 
 
 async def test_a_full_queue_drops_and_counts_instead_of_waiting(make_store: Callable[..., ThreadedStore], tmp_path: Path) -> None:
     if make_store.backend != "sqlite":  # type: ignore[attr-defined]
-        pytest.skip("the lock that stalls the writer is SQLite's; PostgreSQL's stall is covered by test_store_faults")
+        pytest.skip("the lock that stalls the writer is SQLite's; PostgreSQL going away is tested in test_capture.py")
     import sqlite3
 
     store = make_store(queue_size=5, batch_max=1, lock_timeout_s=1.0)
@@ -244,3 +244,19 @@ async def test_free_text_over_many_matches_walks_the_time_index_with_the_same_re
     many = [x.id for x in (await store.query(StoreQuery(text="tower", limit=12))).items]
     assert few == many == [captured(i).id for i in range(12)]
     assert await store.count(StoreQuery(text="tower")) == 30
+
+
+def test_sqlite_without_fts5_searches_by_substring(tmp_path: Path) -> None:
+    """Where SQLite was built without FTS5 the same query falls back to LIKE, with LIKE's wildcards escaped."""
+    from ragtap.store.sqlite import SqliteConnection
+
+    db = SqliteConnection(str(tmp_path / "c.sqlite3"), 1.0)
+    try:
+        db.fts = False  # what ensure_schema sets when CREATE VIRTUAL TABLE ... fts5 fails
+        db.add_many([captured(1), captured(2, question="100% sure_thing?", documents=(Document("Rayleigh scattering"),))])
+        assert [x.id for x in db.query(StoreQuery(text="rayleigh")).items] == ["row-000002"]  # in a document, any case
+        assert [x.id for x in db.query(StoreQuery(text="100%")).items] == ["row-000002"]
+        assert db.count(StoreQuery(text="1_0")) == 0 and db.count(StoreQuery(text="%")) == 1  # wildcards are literal
+        assert db.count(StoreQuery(text="tower")) == 2  # both supports name the tower
+    finally:
+        db.close()
