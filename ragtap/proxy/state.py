@@ -9,6 +9,7 @@ from aiohttp import web
 from ragtap.config import Config
 from ragtap.exporters.base import ExporterSet
 from ragtap.pipeline.queue import ScoringQueue
+from ragtap.pipeline.redis_handoff import RedisHandoff
 from ragtap.proxy.upstream import Upstream
 from ragtap.recognise import CustomPattern
 
@@ -18,7 +19,7 @@ class ProxyState:
     config: Config
     upstream: Upstream
     exporter: ExporterSet
-    scoring: ScoringQueue | None  # None when scoring is disabled
+    scoring: ScoringQueue | RedisHandoff | None  # None when scoring is disabled; RedisHandoff: `[scoring] queue = "redis://..."`
     patterns: tuple[CustomPattern, ...]
 
 
