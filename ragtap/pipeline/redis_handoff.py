@@ -132,6 +132,10 @@ class RedisHandoff:
 
     # ---------------------------------------------------------------------------------------------- sending
     async def _run(self) -> None:
+        try:  # the group from the start, so that a stream filled before any worker exists is read from its first entry
+            await asyncio.wait_for(ensure_group(self._client, self.settings), max(self._timeout * 4, 0.2))
+        except Exception as error:
+            self._go_down(error)
         while True:
             if not self._up:
                 await self._reconnect()
@@ -144,6 +148,10 @@ class RedisHandoff:
             self._sending = len(batch)
             try:
                 added = await self._send(batch)
+            except asyncio.CancelledError:  # stopped past the drain deadline with a batch in hand
+                for _ in batch:
+                    self.exporter.scoring_dropped("shutdown")
+                raise
             except Exception as error:  # any failure of Redis: score these here, and probe until it answers
                 self._sending = 0
                 self._go_down(error)
