@@ -1,0 +1,375 @@
+"""Scoring through Redis Streams: what the hand-off costs the proxy, what workers score, time to verdict.
+
+    .venv/bin/python bench/redis_queue.py            # ~4 min
+    .venv/bin/python bench/redis_queue.py --quick    # ~2 min
+    .venv/bin/python bench/redis_queue.py --json out.json
+
+Needs `redis-server` (Debian package) and 2 cores.  Everything on 127.0.0.1, a redis-server in a temp dir.
+
+1. **Proxy added latency** (concurrency 1): the same numbered RAG request (bench/bodies.py) sent direct to the
+   scripted upstream (bench/upstream.py), through `ragtap serve` with the in-process queue (scoring on: MiniLM in
+   its thread) and through `ragtap serve` with `[scoring] queue = "redis://..."`, in interleaved rounds (direct,
+   memory, redis, direct, ...), so drift on the shared machine hits all three alike.  Added = target p50 - direct
+   p50 within a round; the median over rounds is reported.  Both proxies run on core 1; the client (this
+   process), the upstream and Redis on core 0.
+2. **Proxy throughput** (concurrency 32, aiohttp client on core 0): requests/s of each target, same layout.  The
+   client is Python: where the direct figure is not far above the proxies', the client is the limit, not them.
+3. **Worker capacity**: N interactions (bench/scoring.py's generator: question, 3 documents of ~30 words from a
+   pool of 60 so they recur and hit the cache, answer, supporting content; "cold" draws new documents for every
+   interaction) are added to the stream at once, then `ragtap worker` processes (default embedder, one onnxruntime
+   thread) drain it; interactions/s = N / time until the stream is empty and acknowledged.  1 worker (core 1),
+   then 2 workers (cores 0 and 1), fresh processes each time.
+4. **Time from response to verdict**: the proxy's own hand-off code (`RedisHandoff.submit`, in this process)
+   at a fixed rate of 80% of the measured 1-worker capacity for the cached workload, one worker on core 1; the
+   worker records, per interaction, the seconds from submit (right after the response) to its verdict.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+BENCH = Path(__file__).resolve().parent
+ROOT = BENCH.parent
+sys.path.insert(0, str(BENCH))
+sys.path.insert(0, str(ROOT))
+
+import bodies  # noqa: E402
+from run import Service, free_port, log, median  # noqa: E402
+from scoring import Texts, percentile  # noqa: E402
+
+LOAD_CPU, PROXY_CPU = 0, 1
+STREAM = "ragtap:interactions"
+GROUP = "ragtap-scorers"
+
+
+def clean_env(**extra: str) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("RAGTAP_", "OTEL_"))}
+    env.update(extra)
+    return env
+
+
+class Redis:
+    def __init__(self, folder: Path) -> None:
+        self.port = free_port()
+        self.proc = subprocess.Popen(
+            ["taskset", "-c", str(LOAD_CPU), "redis-server", "--port", str(self.port), "--bind", "127.0.0.1", "--dir", str(folder),
+             "--save", "", "--appendonly", "no"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+        )
+        import redis
+
+        self.client = redis.Redis(port=self.port, socket_timeout=10)
+        deadline = time.monotonic() + 15
+        while True:
+            try:
+                self.client.ping()
+                break
+            except redis.exceptions.RedisError:
+                if time.monotonic() > deadline:
+                    raise RuntimeError("redis-server did not start") from None
+                time.sleep(0.05)
+
+    @property
+    def url(self) -> str:
+        return f"redis://127.0.0.1:{self.port}/0"
+
+    def backlog(self) -> tuple[int, int]:
+        length = self.client.xlen(STREAM)
+        try:
+            pending = self.client.xpending(STREAM, GROUP)["pending"]
+        except Exception:
+            pending = 0
+        return length, pending
+
+    def reset(self) -> None:
+        self.client.delete(STREAM)
+        for key in self.client.scan_iter("ragtap:exported:*", count=1000):
+            self.client.delete(key)
+
+    def stop(self) -> None:
+        self.proc.terminate()
+        self.proc.wait(10)
+
+
+def proxy_service(name: str, upstream: Service, workdir: Path, queue: str | None) -> Service:
+    port = free_port()
+    cmd = [sys.executable, "-m", "ragtap", "serve", "--upstream", upstream.url + "/v1", "--port", str(port)]
+    if queue is not None:
+        config = workdir / f"{name}.toml"
+        # A stream long enough that nothing is shed while no worker reads it (the latency phases).
+        config.write_text(f'[scoring]\nqueue = "{queue}"\n[redis_queue]\nmax_length = 10000000\n')
+        cmd[4:4] = ["--config", str(config)]
+    return Service(name, cmd, port, "/healthz", env=clean_env(), ready_timeout=120)
+
+
+# ------------------------------------------------------------------------------------------------ load
+async def sequential(url: str, count: int, start: int) -> list[float]:
+    import aiohttp
+
+    template = bodies.rag_body(numbered=True).decode()
+    latencies = []
+    headers = {"Content-Type": "application/json", "Authorization": "Bearer sk-bench"}
+    async with aiohttp.ClientSession() as session:
+        for n in range(start, start + count):
+            body = template.replace("{n}", str(n)).encode()
+            began = time.perf_counter()
+            async with session.post(url, data=body, headers=headers) as reply:
+                await reply.read()
+                if reply.status != 200:
+                    raise RuntimeError(f"{url}: HTTP {reply.status}")
+            latencies.append(time.perf_counter() - began)
+    return latencies
+
+
+async def concurrent(url: str, conns: int, seconds: float, start: int) -> float:
+    import aiohttp
+
+    template = bodies.rag_body(numbered=True).decode()
+    headers = {"Content-Type": "application/json", "Authorization": "Bearer sk-bench"}
+    done = 0
+    counter = [start]
+    deadline = time.perf_counter() + seconds
+
+    async def lane(session: aiohttp.ClientSession) -> None:
+        nonlocal done
+        while time.perf_counter() < deadline:
+            counter[0] += 1
+            async with session.post(url, data=template.replace("{n}", str(counter[0])).encode(), headers=headers) as reply:
+                await reply.read()
+            done += 1
+
+    connector = aiohttp.TCPConnector(limit=conns)
+    async with aiohttp.ClientSession(connector=connector) as session:
+        began = time.perf_counter()
+        await asyncio.gather(*(lane(session) for _ in range(conns)))
+        return done / (time.perf_counter() - began)
+
+
+def proxy_phases(targets: dict[str, str], rounds: int, per_round: int, seconds: float) -> dict[str, Any]:
+    names = list(targets)
+    p50s: dict[str, list[float]] = {name: [] for name in names}
+    start = 0
+    for name, url in targets.items():  # warm-up: connections, the first embeddings
+        asyncio.run(sequential(url, 50, start))
+        start += 50
+    for r in range(rounds):
+        for name, url in targets.items():
+            latencies = asyncio.run(sequential(url, per_round, start))
+            start += per_round
+            p50s[name].append(statistics.median(latencies) * 1e3)
+        log(f"  round {r + 1}/{rounds}: " + ", ".join(f"{n} p50 {p50s[n][-1]:.3f} ms" for n in names))
+    added = {name: median([p50s[name][i] - p50s["direct"][i] for i in range(rounds)]) for name in names if name != "direct"}
+    rps = {}
+    for name, url in targets.items():
+        rps[name] = asyncio.run(concurrent(url, 32, seconds, start))
+        start += 100_000
+        log(f"  {name}: {rps[name]:.0f} req/s at c=32")
+    return {"p50_ms": {n: median(v) for n, v in p50s.items()}, "added_p50_ms": added, "rps_c32": rps}
+
+
+# ------------------------------------------------------------------------------------------------ workers
+class Worker:
+    def __init__(self, redis: Redis, workdir: Path, name: str, cpu: int, ledger: Path | None = None) -> None:
+        self.log_path = workdir / f"worker-{name}.log"
+        env = clean_env(RAGTAP_SCORING_QUEUE=redis.url, RAGTAP_LOG_LEVEL="INFO")
+        if ledger is not None:
+            env.update(RAGTAP_PLUGINS="redis_ledger", RAGTAP_BENCH_LEDGER=str(ledger), PYTHONPATH=os.pathsep.join([str(BENCH), str(ROOT)]))
+        with open(self.log_path, "wb") as out:
+            self.proc = subprocess.Popen(
+                ["taskset", "-c", str(cpu), sys.executable, "-m", "ragtap", "worker", "--consumer", name],
+                stdout=out, stderr=subprocess.STDOUT, env=env, cwd=ROOT, start_new_session=True,
+            )
+
+    def wait_ready(self, timeout: float = 120) -> None:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if self.proc.poll() is not None:
+                raise RuntimeError(f"worker exited: {self.log_path.read_text()[-2000:]}")
+            if "as group" in self.log_path.read_text():
+                return
+            time.sleep(0.1)
+        raise RuntimeError(f"worker not ready: {self.log_path.read_text()[-2000:]}")
+
+    def stop(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.terminate()
+            try:
+                self.proc.wait(20)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait(5)
+
+
+def fill(redis: Redis, texts: Texts, n: int, cached: bool) -> None:
+    from ragtap.pipeline.wire import encode
+
+    pipe = redis.client.pipeline(transaction=False)
+    now = time.perf_counter()
+    for i in range(n):
+        item = texts.interaction(cached)
+        item.enqueued_at = now
+        handoff_id = f"bench-{time.time_ns()}-{i}"
+        pipe.xadd(STREAM, {"h": handoff_id, "d": encode(handoff_id, item)})
+    pipe.execute()
+
+
+def drain_rate(redis: Redis, workdir: Path, cpus: list[int], n: int, cached: bool, timeout: float) -> float:
+    redis.reset()
+    workers = [Worker(redis, workdir, f"cap{len(cpus)}-{i}-{'cached' if cached else 'cold'}", cpu) for i, cpu in enumerate(cpus)]
+    try:
+        for worker in workers:
+            worker.wait_ready()
+        texts = Texts(seed=len(cpus))
+        fill(redis, texts, n, cached)
+        began = time.perf_counter()
+        deadline = began + timeout
+        while redis.backlog() != (0, 0):
+            if time.perf_counter() > deadline:
+                length, pending = redis.backlog()
+                raise RuntimeError(f"not drained in {timeout} s: {length} left")
+            time.sleep(0.02)
+        return n / (time.perf_counter() - began)
+    finally:
+        for worker in workers:
+            worker.stop()
+
+
+async def _submit_at_rate(redis: Redis, rate: float, seconds: float) -> int:
+    from ragtap.config import load_config
+    from ragtap.exporters.base import Exporter
+    from ragtap.pipeline.queue import ScoringQueue
+    from ragtap.pipeline.redis_handoff import RedisHandoff
+    from ragtap.wiring import build_policy
+
+    class NoEmbedder:  # the fallback must not be needed: Redis is up all along (checked below)
+        name, dim = "none", 1
+
+        def embed(self, texts):  # type: ignore[no-untyped-def]
+            raise RuntimeError("fallback used")
+
+    config = load_config(environ={})
+    fallback = ScoringQueue(NoEmbedder(), build_policy(config), Exporter())  # type: ignore[arg-type]
+    handoff = RedisHandoff(redis.url, config.redis_queue, fallback, Exporter())
+    handoff.start()
+    texts = Texts(seed=7)
+    total = int(rate * seconds)
+    began = time.perf_counter()
+    for i in range(total):
+        delay = began + i / rate - time.perf_counter()
+        if delay > 0:
+            await asyncio.sleep(delay)
+        handoff.submit(texts.interaction(True))
+    await handoff.stop(drain_timeout=10)
+    if handoff.metrics.counts["sent"] != total:
+        raise RuntimeError(f"hand-off sent {handoff.metrics.counts['sent']} of {total}: {dict(handoff.metrics.counts)}")
+    return total
+
+
+def time_to_verdict(redis: Redis, workdir: Path, rate: float, seconds: float) -> dict[str, float]:
+    redis.reset()
+    ledger = workdir / "ledger.txt"
+    worker = Worker(redis, workdir, "latency", PROXY_CPU, ledger=ledger)
+    try:
+        worker.wait_ready()
+        total = asyncio.run(_submit_at_rate(redis, rate, seconds))
+        deadline = time.monotonic() + 120
+        while (not ledger.exists() or len(ledger.read_text().splitlines()) < total) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        values = [float(line) for line in ledger.read_text().splitlines()]
+    finally:
+        worker.stop()
+    return {"rate": rate, "n": len(values), "p50_s": percentile(values, 50), "p95_s": percentile(values, 95), "p99_s": percentile(values, 99)}
+
+
+# ------------------------------------------------------------------------------------------------ main
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--quick", action="store_true")
+    parser.add_argument("--json", help="write every figure to this file")
+    args = parser.parse_args()
+    if shutil.which("redis-server") is None:
+        print("redis-server not installed (apt-get install -y redis-server)", file=sys.stderr)
+        return 2
+    os.sched_setaffinity(0, {LOAD_CPU})
+    rounds, per_round, c32_s = (3, 300, 3.0) if args.quick else (5, 500, 5.0)
+    n_capacity = 300 if args.quick else 600
+    started = time.time()
+    results: dict[str, Any] = {"cpus": os.cpu_count(), "loadavg_start": os.getloadavg()}
+    with tempfile.TemporaryDirectory(prefix="ragtap-bench-redis-") as tmp:
+        workdir = Path(tmp)
+        redis = Redis(workdir)
+        services: list[Service] = []
+        try:
+            port = free_port()
+            upstream = Service("upstream", [sys.executable, str(BENCH / "upstream.py"), "--port", str(port)], port, "/v1/models", cpu=LOAD_CPU)
+            services.append(upstream.start(workdir))
+            memory = proxy_service("ragtap-memory", upstream, workdir, None)
+            services.append(memory.start(workdir))
+            handoff = proxy_service("ragtap-redis", upstream, workdir, redis.url)
+            services.append(handoff.start(workdir))
+            targets = {"direct": upstream.url + "/v1/chat/completions", "memory": memory.url + "/v1/chat/completions",
+                       "redis": handoff.url + "/v1/chat/completions"}
+            log("proxy latency and throughput")
+            results["proxy"] = proxy_phases(targets, rounds, per_round, c32_s)
+            results["proxy"]["stream_entries_after"] = redis.backlog()[0]
+        finally:
+            for service in reversed(services):
+                service.stop()
+        try:
+            log("worker capacity")
+            capacity: dict[str, float] = {}
+            for cached in (True, False):
+                kind = "cached" if cached else "cold"
+                capacity[f"1_worker_{kind}"] = drain_rate(redis, workdir, [PROXY_CPU], n_capacity, cached, 600)
+                log(f"  1 worker, {kind}: {capacity[f'1_worker_{kind}']:.1f} interactions/s")
+                capacity[f"2_workers_{kind}"] = drain_rate(redis, workdir, [LOAD_CPU, PROXY_CPU], n_capacity, cached, 600)
+                log(f"  2 workers, {kind}: {capacity[f'2_workers_{kind}']:.1f} interactions/s")
+            results["workers"] = capacity
+            log("time from response to verdict (1 worker, 80% of its cached capacity)")
+            results["verdict"] = time_to_verdict(redis, workdir, 0.8 * capacity["1_worker_cached"], 20 if args.quick else 40)
+        finally:
+            redis.stop()
+    results["loadavg_end"] = os.getloadavg()
+    results["seconds"] = time.time() - started
+    print_report(results)
+    if args.json:
+        Path(args.json).write_text(json.dumps(results, indent=2))
+    return 0
+
+
+def print_report(r: dict[str, Any]) -> None:
+    proxy, workers, verdict = r["proxy"], r["workers"], r["verdict"]
+    print("\n## Redis hand-off benchmark\n")
+    print(f"machine: {r['cpus']} cores (shared), load average at start {r['loadavg_start'][0]:.2f}, at end {r['loadavg_end'][0]:.2f}; "
+          f"{r['seconds']:.0f} s\n")
+    print("| target | p50 ms (c=1) | added p50 ms | req/s (c=32) |")
+    print("|---|---|---|---|")
+    for name in ("direct", "memory", "redis"):
+        added = proxy["added_p50_ms"].get(name)
+        print(f"| {name} | {proxy['p50_ms'][name]:.3f} | {'' if added is None else f'{added:.3f}'} | {proxy['rps_c32'][name]:.0f} |")
+    delta = proxy["added_p50_ms"]["redis"] - proxy["added_p50_ms"]["memory"]
+    print(f"\nRedis hand-off vs in-process queue, added p50: {delta:+.3f} ms (target within 0.2 ms: {'met' if abs(delta) <= 0.2 else 'NOT met'})")
+    print("\n| workers | cached interactions/s | cold interactions/s |")
+    print("|---|---|---|")
+    print(f"| 1 | {workers['1_worker_cached']:.1f} | {workers['1_worker_cold']:.1f} |")
+    print(f"| 2 | {workers['2_workers_cached']:.1f} | {workers['2_workers_cold']:.1f} |")
+    for kind in ("cached", "cold"):
+        scale = workers[f"2_workers_{kind}"] / workers[f"1_worker_{kind}"]
+        print(f"2 workers / 1 worker, {kind}: {scale:.2f}x (target >= 1.8x: {'met' if scale >= 1.8 else 'NOT met'})")
+    print(f"\ntime from response to verdict at {verdict['rate']:.1f}/s (80% of 1-worker cached capacity), {verdict['n']} interactions: "
+          f"p50 {verdict['p50_s'] * 1e3:.0f} ms, p95 {verdict['p95_s'] * 1e3:.0f} ms, p99 {verdict['p99_s'] * 1e3:.0f} ms "
+          f"(target p95 < 1 s: {'met' if verdict['p95_s'] < 1 else 'NOT met'})")
+
+
+if __name__ == "__main__":
+    sys.exit(main())
