@@ -103,7 +103,9 @@ def redis_aof(tmp_path: Path) -> Iterator[RedisServer]:
         server.stop()
 
 
-QUEUE_FLAGS = {"block_ms": 200, "claim_idle_s": 1.0, "reconnect_max_s": 0.5, "handoff_timeout_ms": 100.0}
+# A generous add timeout: on a loaded CI machine a slow Redis reply must not count as an outage (the restart test
+# stops Redis, which refuses connections at once).
+QUEUE_FLAGS = {"block_ms": 200, "claim_idle_s": 1.0, "reconnect_max_s": 0.5, "handoff_timeout_ms": 2000.0}
 
 
 def _config_file(folder: Path) -> Path:

@@ -30,7 +30,7 @@ from ragtap.config import RedisQueueSettings
 from ragtap.exporters.base import Exporter
 from ragtap.pipeline.limits import bound
 from ragtap.pipeline.queue import ScoringQueue
-from ragtap.pipeline.redis_stream import ADD_SCRIPT, connect, ensure_group
+from ragtap.pipeline.redis_stream import AddScript, connect, ensure_group
 from ragtap.pipeline.wire import encode
 from ragtap.types import Assessment, Interaction
 
@@ -111,8 +111,8 @@ class RedisHandoff:
             return
         self.fallback.start()
         # The connect timeout is a little longer than one add: a fresh connection costs a handshake.
-        self._client = connect(self.url, timeout_s=max(self._timeout * 4, 0.2))
-        self._script = self._client.register_script(ADD_SCRIPT)
+        self._client = connect(self.url, timeout_s=max(self._timeout * 4, 0.2), single_connection=True)
+        self._script = AddScript(self._client)
         self._task = asyncio.get_running_loop().create_task(self._run(), name="ragtap-handoff")
 
     def submit(self, interaction: Interaction) -> bool:
@@ -168,12 +168,11 @@ class RedisHandoff:
                     self.exporter.scoring_dropped("stream_full")
 
     async def _send(self, batch: list[tuple[str, Interaction]]) -> list[int]:
-        args: list[Any] = [self.settings.max_length]
-        for handoff_id, interaction in batch:
-            args.extend((handoff_id, encode(handoff_id, interaction)))
+        entries = [(handoff_id, encode(handoff_id, interaction)) for handoff_id, interaction in batch]
         # A batch of many entries may take longer than one: the bound grows with it (1 ms per 16 entries).
         timeout = self._timeout + len(batch) / 16000
-        return list(await asyncio.wait_for(self._script(keys=[self.settings.stream], args=args), timeout))
+        async with asyncio.timeout(timeout):  # (no extra task, unlike wait_for: this runs once per request at low load)
+            return await self._script(self.settings.stream, self.settings.max_length, entries)
 
     def _go_down(self, error: BaseException) -> None:
         if self._up:
