@@ -296,6 +296,8 @@ async def test_redis_stopped_and_restarted_under_traffic(start_proxy, redis_aof,
         redis_aof.stop()
         at_stop = len(asked)
         await wait_for(lambda: not handoff.redis_up, 10, "the proxy to notice the outage")
+        health = await _get(proxy.url + "/healthz")
+        assert json.loads(health)["handoff"] == "fallback"
         await wait_for(lambda: len(asked) >= at_stop + 30, 20, "traffic during the outage")
         redis_aof.start()
         await wait_for(lambda: handoff.redis_up, 15, "the proxy to reconnect")

@@ -80,3 +80,38 @@ def test_queue_setting() -> None:
         load_config(environ={"RAGTAP_SCORING_QUEUE": "http://:secret@x"})
     with pytest.raises(ConfigError, match="redis_queue.max_length"):
         load_config(flags={"redis_queue": {"max_length": 0}}, environ={})
+
+
+def test_the_chat_span_travels_as_the_parent_of_the_workers_evaluation_span() -> None:
+    """In the proxy the OTel exporter keeps the chat span in `extras`; a worker must parent its evaluation span on
+    it, so its context travels as the traceparent (the app's own traceparent is the chat span's parent)."""
+    from opentelemetry.sdk.trace import TracerProvider
+    from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+    from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+
+    from ragtap.exporters.otel import OtelExporter
+    from ragtap.exporters.settings import OtelSettings
+    from ragtap.scoring.verdict import assess
+    from ragtap.types import Scores
+
+    spans = InMemorySpanExporter()
+    provider = TracerProvider()
+    provider.add_span_processor(SimpleSpanProcessor(spans))
+    proxy_side = OtelExporter(OtelSettings(enabled=True), tracer_provider=provider)
+    item = _interaction()
+    assert item.exchange is not None
+    proxy_side.exchange_started(item.exchange)
+    proxy_side.exchange_finished(item.exchange)
+    received = decode(encode("h", item)).interaction
+    worker_side = OtelExporter(OtelSettings(enabled=True), tracer_provider=provider)
+    assessment = assess(Scores(qa=0.9, qrd=0.9), _thresholds(), received.answer)
+    worker_side.interaction_scored(received, assessment, 0.1)
+    chat, evaluation = spans.get_finished_spans()
+    assert evaluation.parent is not None and evaluation.parent.span_id == chat.context.span_id
+    assert evaluation.context.trace_id == chat.context.trace_id == 0x0AF7651916CD43DD8448EB211C80319C
+
+
+def _thresholds():  # type: ignore[no-untyped-def]
+    from ragtap.config import DEFAULT_THRESHOLDS
+
+    return DEFAULT_THRESHOLDS

@@ -62,6 +62,8 @@ async def _work(config: Config, args: argparse.Namespace) -> None:
         loop.add_signal_handler(sig, stop.set)
     built = build_exporters(config)
     exporter = ExporterSet(built.exporters)
+    if built.prometheus is not None:
+        built.prometheus.watch_errors("hooks", lambda: float(exporter.errors))
     embedder = build_embedder(config)
     online_judge = build_online_judge(config, embedder, exporter, built)
     if online_judge is not None:

@@ -5,8 +5,9 @@ possibly between machines.  The format is versioned JSON (orjson: ~10 µs for a 
 short keys.  Times: `ExchangeRecord` holds `perf_counter()` readings, which mean nothing in another process, so
 they travel as wall-clock seconds and are turned back into this process's `perf_counter()` scale on decoding
 (time-to-verdict across machines is then as good as their clocks' agreement).  `extras` (per-exporter live
-objects such as an OTel span) never travel: the worker's OTel exporter parents its evaluation span through the
-W3C `trace_headers`, which do.
+objects such as an OTel span) never travel: when the proxy's OTel exporter opened a chat span for the exchange,
+its context travels as the W3C `traceparent` of `trace_headers`, so the worker's evaluation span is the chat
+span's child, as it is when scoring runs in the proxy.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from typing import Any
 import orjson
 
 from ragtap.exchange import ExchangeRecord
+from ragtap.exporters.semconv import chat_span
 from ragtap.types import Document, Interaction
 
 WIRE_VERSION = 1
@@ -69,8 +71,25 @@ def encode(handoff_id: str, item: Interaction) -> bytes:
         for name in _CLOCK_FIELDS:
             value = getattr(exchange, name)
             record[name] = None if value is None else value + offset
+        traceparent = _chat_span_traceparent(exchange)
+        if traceparent is not None:
+            record["trace_headers"] = {**exchange.trace_headers, "traceparent": traceparent}
         payload["x"] = record
     return orjson.dumps(payload)
+
+
+def _chat_span_traceparent(exchange: ExchangeRecord) -> str | None:
+    """The W3C traceparent of the chat span the OTel exporter keeps for this exchange (None: no span)."""
+    span = chat_span(exchange.extras) if exchange.extras else None
+    if span is None:
+        return None
+    try:
+        context = span.get_span_context()
+        if not context.is_valid:
+            return None
+        return f"00-{context.trace_id:032x}-{context.span_id:016x}-{int(context.trace_flags):02x}"
+    except Exception:  # not an OTel span after all: the app's own trace headers still travel
+        return None
 
 
 def _str(value: Any, name: str, optional: bool = True) -> str | None:

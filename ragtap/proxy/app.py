@@ -91,7 +91,10 @@ async def shutdown_exporters(exporters: ExporterSet, budget: float) -> None:
 async def _health(request: web.Request) -> web.Response:
     state = request.app[STATE]
     depth = state.scoring.depth if state.scoring else 0
-    return web.json_response({"status": "ok", "scoring_queue": depth})
+    body: dict[str, object] = {"status": "ok", "scoring_queue": depth}
+    if isinstance(state.scoring, RedisHandoff):  # "fallback": Redis is down, this proxy scores locally meanwhile
+        body["handoff"] = "redis" if state.scoring.redis_up else "fallback"
+    return web.json_response(body)
 
 
 def build_app(
