@@ -47,7 +47,7 @@ sys.path.insert(0, str(BENCH))
 sys.path.insert(0, str(ROOT))
 
 import bodies  # noqa: E402
-from run import Service, free_port, log, median  # noqa: E402
+from run import CLK_TCK, Service, free_port, log, median  # noqa: E402
 from scoring import Texts, percentile  # noqa: E402
 
 LOAD_CPU, PROXY_CPU = 0, 1
@@ -92,6 +92,11 @@ class Redis:
         except Exception:
             pending = 0
         return length, pending
+
+    def cpu_seconds(self) -> float:
+        """CPU time redis-server has used so far (INFO cpu: user + system, main thread and children)."""
+        info = self.client.info("cpu")
+        return float(info["used_cpu_user"]) + float(info["used_cpu_sys"])
 
     def reset(self) -> None:
         self.client.delete(STREAM)
@@ -167,7 +172,7 @@ async def interleaved(targets: dict[str, str], count: int, start: int) -> dict[s
     return latencies
 
 
-async def concurrent(url: str, conns: int, seconds: float, start: int) -> float:
+async def concurrent(url: str, conns: int, seconds: float, start: int) -> tuple[float, int]:
     import aiohttp
 
     template = bodies.rag_body(numbered=True).decode()
@@ -187,10 +192,11 @@ async def concurrent(url: str, conns: int, seconds: float, start: int) -> float:
     async with aiohttp.ClientSession(connector=connector) as session:
         began = time.perf_counter()
         await asyncio.gather(*(lane(session) for _ in range(conns)))
-        return done / (time.perf_counter() - began)
+        return done / (time.perf_counter() - began), done
 
 
-def proxy_phases(targets: dict[str, str], rounds: int, per_round: int, seconds: float) -> dict[str, Any]:
+def proxy_phases(targets: dict[str, str], services: dict[str, Service], rounds: int, per_round: int, seconds: float,
+                 redis: Redis) -> dict[str, Any]:
     names = list(targets)
     p50s: dict[str, list[float]] = {name: [] for name in names}
     start = 0
@@ -204,14 +210,31 @@ def proxy_phases(targets: dict[str, str], rounds: int, per_round: int, seconds: 
         log(f"  round {r + 1}/{rounds}: " + ", ".join(f"{n} p50 {p50s[n][-1]:.3f} ms" for n in names))
     added = {name: median([p50s[name][i] - p50s["direct"][i] for i in range(rounds)]) for name in names if name != "direct"}
     # Throughput: short runs in turn, `rounds` times, the median per target (drift hits all alike).
+    # CPU per request: utime+stime of the target's processes (/proc) over the run, / requests (main thread alone
+    # too: the event loop, without the in-process queue's scoring thread).
     rps: dict[str, list[float]] = {name: [] for name in names}
+    cpu: dict[str, list[float]] = {name: [] for name in names}
+    loop_cpu: dict[str, list[float]] = {name: [] for name in names}
+    redis_add_cpu: list[float] = []  # Redis's CPU per interaction added (the hand-off script)
     for r in range(rounds):
         for name, url in targets.items():
-            rps[name].append(asyncio.run(concurrent(url, 32, seconds, start)))
+            service = services[name]
+            before, before_main = service.cpu_ticks(), service.main_thread_ticks()
+            redis_before = redis.cpu_seconds()
+            rate, done = asyncio.run(concurrent(url, 32, seconds, start))
+            if name == "redis":
+                time.sleep(0.2)  # the last adds
+                redis_add_cpu.append((redis.cpu_seconds() - redis_before) * 1e6 / max(1, done))
+            rps[name].append(rate)
+            cpu[name].append((service.cpu_ticks() - before) / CLK_TCK * 1e6 / max(1, done))
+            loop_cpu[name].append((service.main_thread_ticks() - before_main) / CLK_TCK * 1e6 / max(1, done))
             start += 100_000
-        log(f"  c=32 round {r + 1}/{rounds}: " + ", ".join(f"{n} {rps[n][-1]:.0f} req/s" for n in names))
+        log(f"  c=32 round {r + 1}/{rounds}: " + ", ".join(f"{n} {rps[n][-1]:.0f} req/s {cpu[n][-1]:.0f} us CPU/req "
+                                                           f"({loop_cpu[n][-1]:.0f} loop)" for n in names))
     return {"p50_ms": {n: median(v) for n, v in p50s.items()}, "added_p50_ms": added, "rps_c32": {n: median(v) for n, v in rps.items()},
-            "rounds": {"p50_ms": p50s, "rps_c32": rps}}
+            "cpu_us_per_req": {n: median(v) for n, v in cpu.items()}, "loop_cpu_us_per_req": {n: median(v) for n, v in loop_cpu.items()},
+            "redis_cpu_us_per_add": median(redis_add_cpu),
+            "rounds": {"p50_ms": p50s, "rps_c32": rps, "cpu_us_per_req": cpu}}
 
 
 # ------------------------------------------------------------------------------------------------ workers
@@ -262,14 +285,16 @@ def fill(redis: Redis, texts: Texts, n: int, cached: bool) -> None:
     pipe.execute()
 
 
-def drain_rate(redis: Redis, workdir: Path, cpus: list[int], n: int, cached: bool, timeout: float) -> float:
+def drain_rate(redis: Redis, workdir: Path, cpus: list[int], n: int, cached: bool, timeout: float) -> tuple[float, float]:
+    """(interactions/s, Redis CPU µs per interaction read, deduplicated, acknowledged and deleted)."""
     redis.reset()
     workers = [Worker(redis, workdir, f"cap{len(cpus)}-{i}-{'cached' if cached else 'cold'}", cpu) for i, cpu in enumerate(cpus)]
     try:
         for worker in workers:
             worker.wait_ready()
         texts = Texts(seed=len(cpus))
-        fill(redis, texts, n, cached)
+        fill(redis, texts, n, cached)  # (the workers start reading during the fill: its CPU is in the figure, a bound)
+        redis_before = redis.cpu_seconds()
         began = time.perf_counter()
         deadline = began + timeout
         while redis.backlog() != (0, 0):
@@ -277,7 +302,8 @@ def drain_rate(redis: Redis, workdir: Path, cpus: list[int], n: int, cached: boo
                 length, pending = redis.backlog()
                 raise RuntimeError(f"not drained in {timeout} s: {length} left")
             time.sleep(0.02)
-        return n / (time.perf_counter() - began)
+        rate = n / (time.perf_counter() - began)
+        return rate, (redis.cpu_seconds() - redis_before) * 1e6 / n
     finally:
         for worker in workers:
             worker.stop()
@@ -372,7 +398,8 @@ def main() -> int:
             targets = {"direct": upstream.url + "/v1/chat/completions", "memory": memory.url + "/v1/chat/completions",
                        "redis": handoff.url + "/v1/chat/completions"}
             log("proxy latency and throughput")
-            results["proxy"] = proxy_phases(targets, rounds, per_round, c32_s)
+            results["proxy"] = proxy_phases(targets, {"direct": upstream, "memory": memory, "redis": handoff}, rounds, per_round, c32_s,
+                                            redis)
             results["proxy"]["stream_entries_after"] = redis.backlog()[0]
         finally:
             for service in reversed(services):
@@ -380,13 +407,16 @@ def main() -> int:
         try:
             log("worker capacity")
             capacity: dict[str, float] = {}
+            read_cpu: list[float] = []
             for cached in (True, False):
                 kind = "cached" if cached else "cold"
-                capacity[f"1_worker_{kind}"] = drain_rate(redis, workdir, [PROXY_CPU], n_capacity, cached, 600)
-                log(f"  1 worker, {kind}: {capacity[f'1_worker_{kind}']:.1f} interactions/s")
-                capacity[f"2_workers_{kind}"] = drain_rate(redis, workdir, [LOAD_CPU, PROXY_CPU], n_capacity, cached, 600)
-                log(f"  2 workers, {kind}: {capacity[f'2_workers_{kind}']:.1f} interactions/s")
+                for label, cpus in (("1_worker", [PROXY_CPU]), ("2_workers", [LOAD_CPU, PROXY_CPU])):
+                    rate, redis_cpu = drain_rate(redis, workdir, cpus, n_capacity, cached, 600)
+                    capacity[f"{label}_{kind}"] = rate
+                    read_cpu.append(redis_cpu)
+                    log(f"  {label.replace('_', ' ')}, {kind}: {rate:.1f} interactions/s (Redis {redis_cpu:.0f} us CPU each)")
             results["workers"] = capacity
+            results["redis_cpu_us_per_read"] = median(read_cpu)
             results["verdict"] = []
             for batch_max in (16, 4):
                 log(f"time from response to verdict (1 worker, batch_max {batch_max}, 80% of its cached capacity)")
@@ -407,13 +437,17 @@ def print_report(r: dict[str, Any]) -> None:
     print("\n## Redis hand-off benchmark\n")
     print(f"machine: {r['cpus']} cores (shared), load average at start {r['loadavg_start'][0]:.2f}, at end {r['loadavg_end'][0]:.2f}; "
           f"{r['seconds']:.0f} s\n")
-    print("| target | p50 ms (c=1) | added p50 ms | req/s (c=32) |")
-    print("|---|---|---|---|")
+    print("| target | p50 ms (c=1) | added p50 ms | req/s (c=32) | CPU us/req (c=32) | event-loop CPU us/req |")
+    print("|---|---|---|---|---|---|")
     for name in ("direct", "memory", "redis"):
         added = proxy["added_p50_ms"].get(name)
-        print(f"| {name} | {proxy['p50_ms'][name]:.3f} | {'' if added is None else f'{added:.3f}'} | {proxy['rps_c32'][name]:.0f} |")
+        print(f"| {name} | {proxy['p50_ms'][name]:.3f} | {'' if added is None else f'{added:.3f}'} | {proxy['rps_c32'][name]:.0f} | "
+              f"{proxy['cpu_us_per_req'][name]:.0f} | {proxy['loop_cpu_us_per_req'][name]:.0f} |")
     delta = proxy["added_p50_ms"]["redis"] - proxy["added_p50_ms"]["memory"]
     print(f"\nRedis hand-off vs in-process queue, added p50: {delta:+.3f} ms (target: at most 0.2 ms more: {'met' if delta <= 0.2 else 'NOT met'})")
+    add, read = proxy["redis_cpu_us_per_add"], r["redis_cpu_us_per_read"]
+    print(f"\nRedis CPU per interaction: {add:.0f} us added (hand-off script) + {read:.0f} us read, deduplicated, acknowledged, "
+          f"deleted = {add + read:.0f} us: one Redis core for about {1e6 / (add + read):,.0f} interactions/s")
     print("\n| workers | cached interactions/s | cold interactions/s |")
     print("|---|---|---|")
     print(f"| 1 | {workers['1_worker_cached']:.1f} | {workers['1_worker_cold']:.1f} |")
