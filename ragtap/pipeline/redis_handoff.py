@@ -1,8 +1,9 @@
 """The proxy's side of the Redis hand-off: interactions go to a Redis stream for `ragtap worker` to score.
 
 `submit()` is what the proxy calls after a response, as with the in-process queue, and it never waits: it puts
-the interaction in a bounded outbox.  A sender task takes what the outbox holds, encodes it (pipeline/wire.py)
-and adds it to the stream with one script call per batch, bounded by `handoff_timeout_ms`.  Nothing here can
+the interaction in a bounded outbox.  A sender task waits `linger_ms` after the first one, takes what the outbox
+holds, encodes it (pipeline/wire.py) and adds it to the stream with one script call per batch, bounded by
+`handoff_timeout_ms`.  Nothing here can
 fail a request:
 
 - the stream holds `max_length` unscored entries: beyond it an entry is shed and counted (`stream_full`);
@@ -96,6 +97,7 @@ class RedisHandoff:
         self._task: asyncio.Task[None] | None = None
         self._sending = 0
         self._timeout = settings.handoff_timeout_ms / 1000
+        self._linger = settings.linger_ms / 1000
         self._script: Any = None
 
     @property
@@ -143,6 +145,8 @@ class RedisHandoff:
             if not self._outbox:
                 self._wake.clear()
                 await self._wake.wait()
+                if self._linger > 0 and len(self._outbox) < SEND_BATCH_MAX:
+                    await asyncio.sleep(self._linger)  # gather more: one Redis call for many interactions
                 continue
             batch = [self._outbox.popleft() for _ in range(min(len(self._outbox), SEND_BATCH_MAX))]
             self._sending = len(batch)
