@@ -341,10 +341,18 @@ async def _get(url: str) -> str:
 
 
 async def test_a_worker_skips_an_unreadable_entry_and_scores_the_rest(start_proxy, redis_server, workers, tmp_path) -> None:
+    from ragtap.pipeline.wire import encode
+    from ragtap.types import Document, Interaction
+
     client = redis_server.client()
     client.xgroup_create("ragtap:interactions", "ragtap-scorers", id="0", mkstream=True)
     client.xadd("ragtap:interactions", {"h": "junk", "d": b"not json"})
     client.xadd("ragtap:interactions", {"h": "future", "d": b'{"v": 99}'})
+    # An entry exported before (its dedupe key is set: a worker died after exporting, before acknowledging):
+    # delivered again, it must not be exported a second time.
+    again = Interaction(question="Exported already?", documents=(Document("a document about exports"),), answer="Yes.")
+    client.xadd("ragtap:interactions", {"h": "again", "d": encode("again", again)})
+    client.set("ragtap:exported:again", "a-dead-worker", ex=600)
     worker = Worker(redis_server, tmp_path, "w")
     workers.append(worker)
     worker.wait_ready()
@@ -359,5 +367,7 @@ async def test_a_worker_skips_an_unreadable_entry_and_scores_the_rest(start_prox
     body = await _get(metrics_url)
     assert 'ragtap_worker_entries_total{result="bad_entry"} 2.0' in body
     assert 'ragtap_worker_entries_total{result="scored"} 3.0' in body
+    assert 'ragtap_worker_entries_total{result="duplicate"} 1.0' in body
+    assert "Exported already?" not in ledger_questions(tmp_path)
     assert re.search(r'ragtap_verdicts_total\{[^}]*\} 3.0', body), body[:3000]
     client.close()
