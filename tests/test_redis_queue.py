@@ -371,3 +371,23 @@ async def test_a_worker_skips_an_unreadable_entry_and_scores_the_rest(start_prox
     assert "Exported already?" not in ledger_questions(tmp_path)
     assert re.search(r'ragtap_verdicts_total\{[^}]*\} 3.0', body), body[:3000]
     client.close()
+
+
+async def test_a_redis_that_stops_answering_costs_the_app_nothing(start_proxy, redis_server) -> None:
+    """Redis accepts the connection but does not answer (CLIENT PAUSE ... WRITE blocks scripts): each add is cut at
+    `handoff_timeout_ms`, the proxy scores locally meanwhile, and hands off again once Redis answers."""
+    proxy = await start_redis_proxy(start_proxy, redis_server, handoff_timeout_ms=100.0)
+    handoff = proxy.server.state.scoring
+    assert await ask(proxy, 0) == REPLY
+    await wait_for(lambda: handoff.metrics.counts["sent"] == 1, 10, "the first hand-off")
+    client = redis_server.client()
+    client.execute_command("CLIENT", "PAUSE", "3000", "WRITE")
+    assert await asyncio.gather(*(ask(proxy, k) for k in range(1, 6))) == [REPLY] * 5
+    await wait_for(lambda: handoff.metrics.counts["fallback"] >= 5, 10, "the paused adds to fall back")
+    await proxy.collector.wait_until(lambda: len(proxy.collector.scored) >= 5, 10, "local scoring of the paused ones")
+    client.execute_command("CLIENT", "UNPAUSE")
+    await wait_for(lambda: handoff.redis_up, 15, "the hand-off to resume")
+    sent = handoff.metrics.counts["sent"]
+    assert await ask(proxy, 6) == REPLY
+    await wait_for(lambda: handoff.metrics.counts["sent"] == sent + 1, 10, "a hand-off after the pause")
+    client.close()
