@@ -9,6 +9,7 @@ import sys
 # name -> module in ragtap.commands; each module has `add_parser(subparsers)` and `run(args) -> int`
 COMMANDS: dict[str, str] = {
     "serve": "serve",
+    "worker": "worker",
     "demo": "demo",
     "score": "score",
     "experiment": "experiment",

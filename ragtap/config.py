@@ -100,6 +100,30 @@ class ScoringSettings:
     max_document_chars: int = 20_000
     max_text_chars: int = 20_000
     max_passages: int = 256
+    # Where the proxy hands interactions to scoring: "memory" (the in-process queue, scored in this process) or
+    # "redis://host:port/db" (a Redis stream read by `ragtap worker` processes; see [redis_queue], docs/scaling.md).
+    queue: str = "memory"
+
+
+@dataclass(frozen=True)
+class RedisQueueSettings:
+    """The Redis Streams hand-off (used when `[scoring] queue` is a redis:// URL)."""
+
+    stream: str = "ragtap:interactions"
+    group: str = "ragtap-scorers"
+    max_length: int = 100_000  # unscored entries in the stream; beyond it new ones are shed and counted
+    handoff_timeout_ms: float = 50.0  # one XADD round trip; slower counts as an outage (fallback to local scoring)
+    # The proxy gathers interactions this long before one add: one Redis call (~50 µs of the event loop's CPU in
+    # redis-py) then carries many, instead of one per request.  Adds as much to the time to verdict.
+    linger_ms: float = 10.0
+    outbox_size: int = 10_000  # interactions waiting in the proxy for their XADD (bounded; full -> local fallback)
+    reconnect_max_s: float = 5.0  # backoff ceiling while Redis is down
+    claim_idle_s: float = 30.0  # a worker claims another's unacknowledged entries idle this long (a dead worker)
+    block_ms: int = 1000  # how long one XREADGROUP waits for entries
+    # How long an exported interaction id is remembered: longer than any batch can take (a worker that was slow,
+    # not dead, finishes after another claimed its entries); each id costs Redis ~165 bytes while remembered
+    # (measured: 100,000 keys), e.g. 100 MB at 1,000 interactions/s.
+    dedupe_ttl_s: int = 600
 
 
 # Calibrated for all-MiniLM-L6-v2 on ../shared/data: see docs/thresholds.md for the derivation and the command.
@@ -135,6 +159,7 @@ class Config:
     log: LogSettings = field(default_factory=LogSettings)
     store: StoreSettings = field(default_factory=StoreSettings)
     triage: TriageSettings = field(default_factory=TriageSettings)
+    redis_queue: RedisQueueSettings = field(default_factory=RedisQueueSettings)
 
 
 # Environment variables -> (section, key).  Thresholds: RAGTAP_THRESHOLD_<METRIC>.
@@ -145,6 +170,7 @@ ENV_OVERRIDES: dict[str, tuple[str, str]] = {
     "RAGTAP_DEBUG_HEADERS": ("server", "debug_headers"),
     "RAGTAP_EMBEDDER": ("scoring", "embedder"),
     "RAGTAP_QUEUE_SIZE": ("scoring", "queue_size"),
+    "RAGTAP_SCORING_QUEUE": ("scoring", "queue"),
     "RAGTAP_METRICS_TOKEN": ("prometheus", "token"),
     "RAGTAP_LOG_LEVEL": ("log", "level"),
     "RAGTAP_LOG_FORMAT": ("log", "format"),
@@ -191,6 +217,14 @@ _LIMITS: dict[tuple[str, str], Any] = {
     **{("claims", k): _between(0, 1) for k in ("lexical_alone", "lexical", "parametric_share")},
     **{("claims", k): _between(-1, 1) for k in ("similarity", "similarity_with_lexical")},
     ("claims", "min_content_words"): _between(0),
+    ("redis_queue", "max_length"): _between(1),
+    ("redis_queue", "handoff_timeout_ms"): _between(above=0),
+    ("redis_queue", "outbox_size"): _between(1),
+    ("redis_queue", "linger_ms"): _between(0, 1000),
+    ("redis_queue", "reconnect_max_s"): _between(above=0),
+    ("redis_queue", "claim_idle_s"): _between(above=0),
+    ("redis_queue", "block_ms"): _between(1),
+    ("redis_queue", "dedupe_ttl_s"): _between(1),
     ("prometheus", "listen_port"): _between(0, 65535),
     ("prometheus", "max_models"): _between(1),
     ("otel", "content_max_chars"): _between(0),
@@ -308,6 +342,14 @@ def load_config(
     return config
 
 
+def _redacted_url(url: str) -> str:
+    """A URL without its password (a redis:// URL may carry one), for error messages and logs."""
+    parts = urlsplit(url)
+    if parts.password is None:
+        return url
+    return url.replace(f":{parts.password}@", ":***@")
+
+
 OTEL_EXPORTERS = ("otlp", "console", "none")
 LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
 LOG_FORMATS = ("text", "json")
@@ -322,6 +364,9 @@ def _check(config: Config) -> None:
     upstream = urlsplit(config.server.upstream)
     if upstream.scheme not in ("http", "https") or not upstream.hostname:
         raise ConfigError(f"server.upstream: expected an http(s) base URL such as https://api.openai.com/v1 (got {config.server.upstream!r})")
+    queue = urlsplit(config.scoring.queue)
+    if config.scoring.queue != "memory" and (queue.scheme not in ("redis", "rediss", "unix") or not (queue.hostname or queue.path)):
+        raise ConfigError(f"scoring.queue: expected \"memory\" or a redis://host:port/db URL (got {_redacted_url(config.scoring.queue)!r})")
     if config.log.level.upper() not in LOG_LEVELS:
         raise ConfigError(f"log.level: expected one of {', '.join(LOG_LEVELS)} (got {config.log.level!r})")
     if config.log.format not in LOG_FORMATS:

@@ -66,7 +66,7 @@ def test_thresholds_file_then_env(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize(
     "text",
-    ["[server]\nprot = 1\n", "[thresholds]\nsdrd2 = 0.5\n", "[serve]\nport = 1\n", "[scoring]\nembedder = 'minilm'\nqueue = 3\n"],
+    ["[server]\nprot = 1\n", "[thresholds]\nsdrd2 = 0.5\n", "[serve]\nport = 1\n", "[scoring]\nembedder = 'minilm'\nqueue_length = 3\n"],
     ids=["key_typo", "threshold_typo", "section_typo", "one_bad_key_among_good"],
 )
 def test_unknown_keys_are_errors(tmp_path: Path, text: str) -> None:

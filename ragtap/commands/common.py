@@ -57,3 +57,23 @@ def store_settings(config_path: str | None, where: str | None):  # type: ignore[
     if not (settings.path or settings.url):
         raise CommandError("no capture store: set [store] path or url in the config (--config), or pass --store")
     return dataclasses.replace(settings, capture="all" if settings.capture == "none" else settings.capture)
+
+
+PLUGINS_ENV = "RAGTAP_PLUGINS"
+
+
+def load_plugins(environ: dict[str, str] | None = None) -> None:
+    """Import the modules named in RAGTAP_PLUGINS (comma-separated) before the config is read: a plugin registers
+    an embedder (`ragtap.embedding.factory.register_embedder`) or an exporter (`ragtap.wiring.register_exporter`)
+    that the config then selects by name, in `serve` and `worker` processes alike."""
+    import importlib
+    import os
+
+    names = (os.environ if environ is None else environ).get(PLUGINS_ENV, "")
+    for name in (n.strip() for n in names.split(",")):
+        if not name:
+            continue
+        try:
+            importlib.import_module(name)
+        except ImportError as error:
+            raise CommandError(f"{PLUGINS_ENV}: cannot import {name!r} ({error})") from None

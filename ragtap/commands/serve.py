@@ -9,7 +9,7 @@ import logging
 import signal
 import sys
 
-from ragtap.commands.common import CommandError
+from ragtap.commands.common import CommandError, load_plugins
 from ragtap.config import ConfigError, load_config
 
 
@@ -94,6 +94,7 @@ def _redacted(url: str) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
+    load_plugins()
     try:
         config = load_config(args.config, flags={"server": {"upstream": args.upstream, "host": args.host, "port": args.port}})
     except ConfigError as error:

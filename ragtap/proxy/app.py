@@ -24,6 +24,7 @@ from aiohttp import web
 from ragtap.config import Config
 from ragtap.exporters.base import Exporter, ExporterSet
 from ragtap.pipeline.queue import ScoringQueue
+from ragtap.pipeline.redis_handoff import RedisHandoff
 from ragtap.proxy.chat import handle_chat
 from ragtap.proxy.clients import BODY_TIMEOUT, ClientLimits, ConnectionWatchdog
 from ragtap.proxy.errors import openai_error
@@ -121,7 +122,10 @@ async def shutdown_exporters(exporters: ExporterSet, budget: float) -> None:
 async def _health(request: web.Request) -> web.Response:
     state = request.app[STATE]
     depth = state.scoring.depth if state.scoring else 0
-    return web.json_response({"status": "ok", "scoring_queue": depth})
+    body: dict[str, object] = {"status": "ok", "scoring_queue": depth}
+    if isinstance(state.scoring, RedisHandoff):  # "fallback": Redis is down, this proxy scores locally meanwhile
+        body["handoff"] = "redis" if state.scoring.redis_up else "fallback"
+    return web.json_response(body)
 
 
 def build_app(
@@ -138,17 +142,21 @@ def build_app(
     exporter = ExporterSet(built.exporters)
     if prometheus is not None:
         prometheus.watch_errors("hooks", lambda: float(exporter.errors))
-    scoring = None
+    scoring: ScoringQueue | RedisHandoff | None = None
     online_judge = None
     if config.scoring.enabled:
-        scoring = ScoringQueue(
+        local = ScoringQueue(
             embedder if embedder is not None else build_embedder(config),
             build_policy(config),
             exporter,
             maxsize=config.scoring.queue_size,
             batch_max=config.scoring.batch_max,
         )
-        online_judge = build_online_judge(config, scoring.embedder, exporter, built)
+        scoring = local
+        if config.scoring.queue != "memory":  # workers score; the local queue is the fallback while Redis is down
+            registry = prometheus.registry if prometheus is not None else None
+            scoring = RedisHandoff(config.scoring.queue, config.redis_queue, local, exporter, registry=registry)
+        online_judge = build_online_judge(config, local.embedder, exporter, built)
         if online_judge is not None:
             exporter.add(online_judge)
     server = config.server
@@ -191,7 +199,7 @@ def build_app(
 
 
 def _add_lifecycle(
-    app: web.Application, grace_s: float, upstream: Upstream, scoring: ScoringQueue | None, online_judge: OnlineJudge | None, exporter: ExporterSet,
+    app: web.Application, grace_s: float, upstream: Upstream, scoring: ScoringQueue | RedisHandoff | None, online_judge: OnlineJudge | None, exporter: ExporterSet,
     watchdog: ConnectionWatchdog,
 ) -> None:
     """Start the upstream client and the scoring worker with the app; stop them in order at shutdown.

@@ -11,6 +11,7 @@ from ragtap.config import Config
 from ragtap.cost import PriceTable
 from ragtap.exporters.base import ExporterSet
 from ragtap.pipeline.queue import ScoringQueue
+from ragtap.pipeline.redis_handoff import RedisHandoff
 from ragtap.proxy.upstream import Upstream
 from ragtap.recognise import CustomPattern
 
@@ -20,7 +21,7 @@ class ProxyState:
     config: Config
     upstream: Upstream
     exporter: ExporterSet
-    scoring: ScoringQueue | None  # None when scoring is disabled
+    scoring: ScoringQueue | RedisHandoff | None  # None when scoring is disabled; RedisHandoff: `[scoring] queue = "redis://..."`
     patterns: tuple[CustomPattern, ...]
     prices: PriceTable | None = None  # ragtap's own overhead cost ([cost]); built from `config` when not given
 
