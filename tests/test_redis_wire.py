@@ -9,7 +9,7 @@ import orjson
 import pytest
 
 from ragtap.config import ConfigError, load_config
-from ragtap.exchange import ExchangeRecord
+from ragtap.exchange import ChatMessage, ChatMessagePart, ExchangeRecord, Overhead, RequestParameters
 from ragtap.pipeline.wire import WireError, decode, encode
 from ragtap.types import Document, Interaction
 
@@ -22,7 +22,12 @@ def _interaction() -> Interaction:
                             upstream_host="127.0.0.1", upstream_port=9000, started_at=now - 0.5, upstream_sent_at=now - 0.49,
                             upstream_done_at=now - 0.1, first_token_at=now - 0.3, finished_at=now - 0.05, status=200,
                             response_id="chatcmpl-1", response_model="gpt-4o-mini-2024", finish_reasons=("stop",), input_tokens=120,
-                            output_tokens=40, supporting_tokens=12, extras={"otel_span": object()})
+                            output_tokens=40, supporting_tokens=12, extras={"otel_span": object()},
+                            parameters=RequestParameters(temperature=0.1, max_tokens=200, stop_sequences=("END",), output_type="json"),
+                            input_messages=(ChatMessage("system", (ChatMessagePart("text", content="Context: doc one"),)),
+                                            ChatMessage("tool", (ChatMessagePart("tool_call_response", content="doc two", id="call_1"),))),
+                            overhead=Overhead(model="gpt-4o-mini", input_tokens=115, output_tokens=12, cost_usd=2.4e-05),
+                            cached_input_tokens=64, reasoning_tokens=0, conversation_id="conv-1")
     return Interaction(question="Q?", documents=(Document("doc one", "d1"), Document("doc two")), answer="A.", supporting="S.",
                        id="chatcmpl-1", model="gpt-4o-mini-2024", unscored_reason=None, exchange=record, enqueued_at=now,
                        truncated=("documents",))

@@ -19,7 +19,7 @@ from typing import Any
 
 import orjson
 
-from ragtap.exchange import ExchangeRecord
+from ragtap.exchange import ChatMessage, ChatMessagePart, ExchangeRecord, Overhead, RequestParameters
 from ragtap.exporters.semconv import chat_span
 from ragtap.types import Document, Interaction
 
@@ -109,6 +109,7 @@ def _exchange(record: Any, offset: float) -> ExchangeRecord:
             raise WireError(f"exchange field {name!r} is not an object")
     if "finish_reasons" in known:
         known["finish_reasons"] = tuple(str(r) for r in known["finish_reasons"] or ())
+    _typed_fields(known)
     for name in _CLOCK_FIELDS:
         value = record.get(name)
         if value is not None:
@@ -120,6 +121,25 @@ def _exchange(record: Any, offset: float) -> ExchangeRecord:
     try:
         return ExchangeRecord(**known)
     except TypeError as error:
+        raise WireError(f"exchange record: {error}") from None
+
+
+def _typed_fields(known: dict[str, Any]) -> None:
+    """The record's nested dataclasses travel as JSON objects (orjson writes dataclasses as dicts): typed again
+    here, so an exporter in the worker reads the same types it reads in the proxy."""
+    try:
+        if isinstance(known.get("parameters"), dict):
+            parameters = dict(known["parameters"])
+            parameters["stop_sequences"] = tuple(parameters.get("stop_sequences") or ())
+            known["parameters"] = RequestParameters(**parameters)
+        if isinstance(known.get("overhead"), dict):
+            known["overhead"] = Overhead(**known["overhead"])
+        if "input_messages" in known:
+            known["input_messages"] = tuple(
+                ChatMessage(m["role"], tuple(ChatMessagePart(**part) for part in m.get("parts") or ()))
+                for m in known["input_messages"] or ()
+            )
+    except (TypeError, KeyError, AttributeError) as error:
         raise WireError(f"exchange record: {error}") from None
 
 
