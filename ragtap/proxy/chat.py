@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+from collections.abc import Awaitable, Callable
 from time import perf_counter as now
 from typing import Any
 
@@ -29,7 +30,7 @@ from ragtap.proxy.requestlog import log, log_exchange
 from ragtap.proxy.state import STATE, ProxyState
 from ragtap.proxy.stream import StreamOutcome, relay_injected, relay_observed
 from ragtap.proxy.upstream import BadPath, forward_target, request_headers, response_headers
-from ragtap.recognise import recognise
+from ragtap.recognise import Recognition, recognise
 from ragtap.split.reply import split_reply
 from ragtap.split.stream import REPLY_TOO_LARGE
 from ragtap.tokens import count_tokens
@@ -51,9 +52,67 @@ def _parse_object(raw: bytes) -> dict[str, Any] | None:
 _OFFLOAD_BYTES = 256 * 1024
 
 
-def _parse_and_recognise(raw: bytes, patterns: Any) -> tuple[dict[str, Any] | None, Any]:
+def _parse_and_recognise(raw: bytes, recogniser: Callable[..., Recognition], patterns: Any) -> tuple[dict[str, Any] | None, Recognition | None]:
     body = _parse_object(raw)
-    return body, (recognise(body, patterns) if body is not None else None)
+    return body, (recogniser(body, patterns) if body is not None else None)
+
+
+async def _read_exchange(
+    request: web.Request, state: ProxyState, route: str, recogniser: Callable[..., Recognition]
+) -> tuple[bytes, ExchangeRecord, dict[str, Any] | None, Recognition | None]:
+    """The request read and recognised, and the exchange record it starts (chat completions and Responses alike)."""
+    raw = await request.read()
+    record = ExchangeRecord(
+        route=route,
+        trace_headers={h: request.headers[h] for h in _TRACE_HEADERS if h in request.headers},
+        upstream_host=state.upstream.target.host,
+        upstream_port=state.upstream.target.port,
+    )
+    if len(raw) > _OFFLOAD_BYTES:
+        # A body this large (a document bomb: 30,000 documents are ~0.3 s of parsing and recognition) is read in a
+        # worker thread, so the event loop keeps serving the other requests meanwhile (the GIL switches every 5 ms)
+        # instead of stalling them all for as long.
+        body, recognition = await asyncio.to_thread(_parse_and_recognise, raw, recogniser, state.patterns)
+    else:
+        body, recognition = _parse_and_recognise(raw, recogniser, state.patterns)
+    if body is not None:
+        model = body.get("model")
+        record.request_model = model if isinstance(model, str) else None
+        record.stream = body.get("stream") is True
+    identity = state.config.store
+    note_request(record, body, request.headers, identity.user_headers, identity.session_headers)
+    record.recognition = recognition.reason if recognition is not None else "bad_body"
+    if recognition is not None and recognition.field_problem is not None:
+        record.ragtap_field_problem = recognition.field_problem
+        log.info("malformed ragtap field: reason=%s recognition=%s (the field is stripped; the implicit rules decided)",
+                 recognition.field_problem, recognition.reason)
+    return raw, record, body, recognition
+
+
+async def _answer(
+    request: web.Request, state: ProxyState, record: ExchangeRecord, route: Awaitable[web.StreamResponse]
+) -> web.StreamResponse:
+    """Await a route's response; ragtap's own failures become the app's answer (an OpenAI-shaped error).  The
+    exchange's hooks run after the response (`_after_response`, next loop turn): not part of the app's latency."""
+    try:
+        response = await route
+    except UpstreamUnavailable as failure:
+        record.error_type, record.outcome, record.status = failure.error_type, "upstream_error", failure.response.status
+        response = failure.response
+    except BadPath:
+        record.status, record.error_type = 400, "bad_path"
+        response = bad_path_response()
+    except _RequestTooDeep:
+        record.status, record.error_type = 400, "request_too_deep"
+        response = openai_error(
+            400, "ragtap: the request JSON is nested too deeply for ragtap to rewrite it", type_="invalid_request_error", code="request_too_deep"
+        )
+    except asyncio.CancelledError:  # the app hung up (or the grace period ran out): the upstream request is dropped
+        record.outcome, record.finished_at = "incomplete", now()
+        asyncio.get_running_loop().call_soon(_after_response, state, record, None)
+        raise
+    record.finished_at = now()
+    return response
 
 
 class _RequestTooDeep(Exception):
@@ -81,66 +140,25 @@ def _request_bytes(body: dict[str, Any]) -> bytes:
 
 async def handle_chat(request: web.Request) -> web.StreamResponse:
     state = request.app[STATE]
-    raw = await request.read()
-    record = ExchangeRecord(
-        route="/v1/chat/completions",
-        trace_headers={h: request.headers[h] for h in _TRACE_HEADERS if h in request.headers},
-        upstream_host=state.upstream.target.host,
-        upstream_port=state.upstream.target.port,
-    )
-    if len(raw) > _OFFLOAD_BYTES:
-        # A body this large (a document bomb: 30,000 documents are ~0.3 s of parsing and recognition) is read in a
-        # worker thread, so the event loop keeps serving the other requests meanwhile (the GIL switches every 5 ms)
-        # instead of stalling them all for as long.
-        body, recognition = await asyncio.to_thread(_parse_and_recognise, raw, state.patterns)
-    else:
-        body, recognition = _parse_and_recognise(raw, state.patterns)
-    if body is not None:
-        model = body.get("model")
-        record.request_model = model if isinstance(model, str) else None
-        record.stream = body.get("stream") is True
-    identity = state.config.store
-    note_request(record, body, request.headers, identity.user_headers, identity.session_headers)
+    raw, record, body, recognition = await _read_exchange(request, state, "/v1/chat/completions", recognise)
     context = recognition.context if recognition is not None else None
     if context is not None and not isinstance(body.get("messages"), list):  # type: ignore[union-attr]
         # A `ragtap` field but no message list to add the instruction to: the upstream judges the request itself.
         context = None
     record.rag_source = context.source if context is not None else None
-    record.recognition = recognition.reason if recognition is not None else "bad_body"
-    if recognition is not None and recognition.field_problem is not None:
-        record.ragtap_field_problem = recognition.field_problem
-        log.info("malformed ragtap field: reason=%s recognition=%s (the field is stripped; the implicit rules decided)",
-                 recognition.field_problem, recognition.reason)
     state.exporter.exchange_started(record)
-    try:
-        if body is None or recognition is None or (context is None and not recognition.strip_ragtap_field):
-            # Not JSON, not an object, or not RAG: the upstream answers it as if ragtap were not there.
-            response = await forward_unchanged(request, state, raw, record)
-        elif context is None:
-            response = await _forward_json(request, state, without_ragtap_field(body), record)
-        elif recognition.inject and state.config.inject.enabled:
-            record.injected = True
-            response = await _injected(request, state, body, context, record)
-        else:
-            forwarded = without_ragtap_field(body) if recognition.strip_ragtap_field else None
-            response = await _observed(request, state, raw, forwarded, context, record)
-    except UpstreamUnavailable as failure:
-        record.error_type, record.outcome, record.status = failure.error_type, "upstream_error", failure.response.status
-        response = failure.response
-    except BadPath:
-        record.status, record.error_type = 400, "bad_path"
-        response = bad_path_response()
-    except _RequestTooDeep:
-        record.status, record.error_type = 400, "request_too_deep"
-        response = openai_error(
-            400, "ragtap: the request JSON is nested too deeply for ragtap to rewrite it", type_="invalid_request_error", code="request_too_deep"
-        )
-    except asyncio.CancelledError:  # the app hung up (or the grace period ran out): the upstream request is dropped
-        record.outcome, record.finished_at = "incomplete", now()
-        asyncio.get_running_loop().call_soon(_after_response, state, record, None)
-        raise
-    record.finished_at = now()
-    # Runs right after the response is handed to aiohttp (next loop turn): not part of the app's latency.
+    if body is None or recognition is None or (context is None and not recognition.strip_ragtap_field):
+        # Not JSON, not an object, or not RAG: the upstream answers it as if ragtap were not there.
+        route = forward_unchanged(request, state, raw, record)
+    elif context is None:
+        route = _forward_json(request, state, without_ragtap_field(body), record)
+    elif recognition.inject and state.config.inject.enabled:
+        record.injected = True
+        route = _injected(request, state, body, context, record)
+    else:
+        forwarded = without_ragtap_field(body) if recognition.strip_ragtap_field else None
+        route = _observed(request, state, raw, forwarded, context, record)
+    response = await _answer(request, state, record, route)
     asyncio.get_running_loop().call_soon(_after_response, state, record, request.get(_PENDING))
     return response
 

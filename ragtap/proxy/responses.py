@@ -20,18 +20,17 @@ Whatever ragtap cannot parse, the app receives as the upstream sent it.
 from __future__ import annotations
 
 import asyncio
-from time import perf_counter as now
 from typing import Any
 
 from aiohttp import web
 
 from ragtap.config import InjectSettings
-from ragtap.exchange import ExchangeRecord, chat_messages, note_request
+from ragtap.exchange import ExchangeRecord, chat_messages
 from ragtap.prompts import prompt_text
 from ragtap.proxy.chat import (  # the chat path's helpers, shared rather than copied
-    _TRACE_HEADERS,
     _add_debug_headers,
     _after_response,
+    _answer,
     _debug_requested,
     _defer_scoring,
     _dumps,
@@ -39,21 +38,21 @@ from ragtap.proxy.chat import (  # the chat path's helpers, shared rather than c
     _interaction,
     _parse_object,
     _read_bounded,
+    _read_exchange,
     _relay_too_large,
     _request_bytes,
-    _RequestTooDeep,
     _send,
     _PENDING,
     _TooLarge,
 )
-from ragtap.proxy.errors import UpstreamUnavailable, bad_path_response, openai_error
+from ragtap.proxy.errors import UpstreamUnavailable, openai_error
 from ragtap.proxy.inject import without_ragtap_field
 from ragtap.proxy.passthrough import forward_unchanged, relay_response
 from ragtap.proxy.responses_store import INJECTED_RESPONSES
 from ragtap.proxy.responses_stream import note_response, relay_responses_injected, relay_responses_observed
 from ragtap.proxy.state import STATE, ProxyState
 from ragtap.proxy.stream import StreamOutcome
-from ragtap.proxy.upstream import BadPath, response_headers
+from ragtap.proxy.upstream import response_headers
 from ragtap.recognise import recognise_responses
 from ragtap.recognise.responses import chat_view, client_owned_format, file_search_context, offers_file_search
 from ragtap.split.responses import ClientEcho, first_text_part, split_response
@@ -87,26 +86,11 @@ def client_echo(body: dict[str, Any]) -> ClientEcho:
 
 async def handle_responses(request: web.Request) -> web.StreamResponse:
     state = request.app[STATE]
-    raw = await request.read()
-    record = ExchangeRecord(
-        route="/v1/responses",
-        trace_headers={h: request.headers[h] for h in _TRACE_HEADERS if h in request.headers},
-        upstream_host=state.upstream.target.host,
-        upstream_port=state.upstream.target.port,
-    )
-    body = _parse_object(raw)
-    recognition = recognise_responses(body, state.patterns) if body is not None else None
-    if body is not None:
-        model = body.get("model")
-        record.request_model = model if isinstance(model, str) else None
-        record.stream = body.get("stream") is True
-    identity = state.config.store
-    note_request(record, body, request.headers, identity.user_headers, identity.session_headers)
+    raw, record, body, recognition = await _read_exchange(request, state, "/v1/responses", recognise_responses)
     if body is not None:  # the input items as the chat messages they amount to (spans under content capture)
         record.input_messages = chat_messages(chat_view(body)["messages"])
     context = recognition.context if recognition is not None else None
     record.rag_source = context.source if context is not None else None
-    record.recognition = recognition.reason if recognition is not None else "bad_body"
     # Hosted file search: the documents arrive with the reply.  Forwarded as sent (never injected: the request
     # offers tools), scored when the reply carries the search's results.
     # (unless the app said this is not RAG: `{"ragtap": {"enabled": false}}`, or that retrieval found nothing)
@@ -117,40 +101,24 @@ async def handle_responses(request: web.Request) -> web.StreamResponse:
     follow_up = (body is not None and recognition is not None and not file_search
                  and _follows_injected(request, state, body, context, recognition.reason))
     state.exporter.exchange_started(record)
-    try:
-        if file_search:
-            assert body is not None and recognition is not None
-            forwarded = without_ragtap_field(body) if recognition.strip_ragtap_field else None
-            response = await _observed(request, state, raw, forwarded, None, record, body)
-        elif follow_up:
-            assert body is not None
-            response = await _injected(request, state, body, None, record, inject=False)
-        elif body is None or recognition is None or (context is None and not recognition.strip_ragtap_field):
-            response = await forward_unchanged(request, state, raw, record)
-        elif context is None:
-            response = await _forward_json(request, state, without_ragtap_field(body), record)
-        elif recognition.inject and state.config.inject.enabled:
-            record.injected = True
-            response = await _injected(request, state, body, context, record)
-        else:
-            forwarded = without_ragtap_field(body) if recognition.strip_ragtap_field else None
-            response = await _observed(request, state, raw, forwarded, context, record)
-    except UpstreamUnavailable as failure:
-        record.error_type, record.outcome, record.status = failure.error_type, "upstream_error", failure.response.status
-        response = failure.response
-    except BadPath:
-        record.status, record.error_type = 400, "bad_path"
-        response = bad_path_response()
-    except _RequestTooDeep:
-        record.status, record.error_type = 400, "request_too_deep"
-        response = openai_error(
-            400, "ragtap: the request JSON is nested too deeply for ragtap to rewrite it", type_="invalid_request_error", code="request_too_deep"
-        )
-    except asyncio.CancelledError:  # the app hung up: the upstream request is dropped
-        record.outcome, record.finished_at = "incomplete", now()
-        asyncio.get_running_loop().call_soon(_after_response, state, record, None)
-        raise
-    record.finished_at = now()
+    if file_search:
+        assert body is not None and recognition is not None
+        forwarded = without_ragtap_field(body) if recognition.strip_ragtap_field else None
+        route = _observed(request, state, raw, forwarded, None, record, body)
+    elif follow_up:
+        assert body is not None
+        route = _injected(request, state, body, None, record, inject=False)
+    elif body is None or recognition is None or (context is None and not recognition.strip_ragtap_field):
+        route = forward_unchanged(request, state, raw, record)
+    elif context is None:
+        route = _forward_json(request, state, without_ragtap_field(body), record)
+    elif recognition.inject and state.config.inject.enabled:
+        record.injected = True
+        route = _injected(request, state, body, context, record)
+    else:
+        forwarded = without_ragtap_field(body) if recognition.strip_ragtap_field else None
+        route = _observed(request, state, raw, forwarded, context, record)
+    response = await _answer(request, state, record, route)
     if (record.injected or follow_up) and record.response_id and body is not None and body.get("store") is not False:
         # The upstream keeps the JSON reply: a later GET of this id is split too (proxy/responses_store.py).
         request.app[INJECTED_RESPONSES].remember(record.response_id, client_echo(body))
