@@ -4,6 +4,5 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/system-packages.sh
 scripts/setup.sh --test
-scripts/framework-envs.sh
-scripts/receiver-envs.sh
+scripts/test-envs.sh frameworks receivers
 exec .venv/bin/python -m pytest "$@"

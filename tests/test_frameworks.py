@@ -1,5 +1,5 @@
 """Real framework code against ragtap: each framework runs in its own pinned venv (tests/frameworks/NAME.txt,
-built by scripts/framework-envs.sh, which scripts/test.sh calls), pointed at ragtap by base URL only; ragtap
+built by scripts/test-envs.sh, which scripts/test.sh calls), pointed at ragtap by base URL only; ragtap
 forwards to the scripted upstream.  Asserted: the recognition rule, and the exact answer the app receives,
 streamed and not.  The request bodies the framework sent are compared with the small fixtures kept in
 tests/fixtures/frameworks/ (re-written with RAGTAP_UPDATE_FIXTURES=1), which tests/test_recognise_fixtures.py
@@ -30,7 +30,7 @@ def framework_python(name: str) -> Path:
     if (env / ".installed").is_file() and python.exists():
         return python
     reason = (env / "failed").read_text().strip() if (env / "failed").is_file() else "not built"
-    message = f"{name} test venv unavailable ({reason}): run scripts/framework-envs.sh"
+    message = f"{name} test venv unavailable ({reason}): run scripts/test-envs.sh"
     if os.environ.get("CI"):
         pytest.fail(message)
     pytest.skip(message)

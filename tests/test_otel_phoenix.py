@@ -1,5 +1,5 @@
 """Proof against a real OTLP receiver nobody here wrote: Arize Phoenix (from PyPI, in its own venv built by
-scripts/receiver-envs.sh under .ragtap-cache/receivers/phoenix) receives ragtap's spans over OTLP/HTTP (through
+scripts/test-envs.sh under .ragtap-cache/receivers/phoenix) receives ragtap's spans over OTLP/HTTP (through
 the real proxy, exporters built from the config) and over OTLP/gRPC, and its REST API gives back what it stored:
 span names, parentage, GenAI attributes (and the OpenInference attributes Phoenix derives from them), and the
 `gen_ai.evaluation.result` events.  Phoenix takes traces only (it answers 405 to /v1/metrics and /v1/logs), so
@@ -86,7 +86,7 @@ class Phoenix:
 def phoenix():
     if not PHOENIX.exists() or not (PHOENIX_ENV / ".installed").exists():
         reason = (PHOENIX_ENV / "failed").read_text().strip() if (PHOENIX_ENV / "failed").exists() else "not built"
-        _unavailable(f"Arize Phoenix is not installed (run scripts/receiver-envs.sh): {reason}")
+        _unavailable(f"Arize Phoenix is not installed (run scripts/test-envs.sh): {reason}")
     workdir = tempfile.mkdtemp(prefix="ragtap-phoenix-")
     http_port, grpc_port = _free_port(), _free_port()
     env = {**{k: v for k, v in os.environ.items() if not k.startswith("OTEL_")},
