@@ -237,9 +237,7 @@ class MiniLMEmbedder:
         self._tokenizer.enable_truncation(max_length=self.config.max_seq_length)
         self._tokenizer.no_padding()
 
-        # Only the serialised bytes outlive this line: the weights and the proto are freed before onnxruntime
-        # makes its own copy, which keeps the peak memory of a build lower.
-        model_bytes = build_encoder(load_file(str(model_dir / "model.safetensors")), self.config).SerializeToString()
+        model_bytes = self._model_bytes(model_dir)
         options = ort.SessionOptions()
         options.intra_op_num_threads = intra_op_threads
         options.inter_op_num_threads = 1
@@ -250,7 +248,18 @@ class MiniLMEmbedder:
         # The arena would keep the high-water mark of the largest batch (a batch of 256-token texts needs
         # ~300 MB of attention scores) for the life of the process; freeing it costs no measurable speed.
         options.enable_cpu_mem_arena = False
-        self._session = ort.InferenceSession(model_bytes, options, providers=["CPUExecutionProvider"])
+        self._session = ort.InferenceSession(
+            model_bytes, options, providers=["CPUExecutionProvider"], disabled_optimizers=list(self.disabled_optimizers)
+        )
+
+    # onnxruntime graph rewrites this model must not get (none for the fp32 graph; see minilm_int8).
+    disabled_optimizers: tuple[str, ...] = ()
+
+    def _model_bytes(self, model_dir: Path) -> bytes:
+        """The serialised ONNX model the session runs: here the fp32 encoder, built in memory."""
+        # Only the serialised bytes outlive this call: the weights and the proto are freed before onnxruntime
+        # makes its own copy, which keeps the peak memory of a build lower.
+        return build_encoder(load_file(str(model_dir / "model.safetensors")), self.config).SerializeToString()
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
         out = np.empty((len(texts), self.dim), dtype=np.float32)
