@@ -57,7 +57,7 @@ def default_cache_dir() -> Path:
 
 
 def _linear_no_bias(g: _Graph, x: str, weight: np.ndarray) -> str:
-    """x @ W.T with the bias left to the fused operator that follows (BiasGelu, Add before LayerNorm)."""
+    """x @ W.T with the bias left to the fused operator that follows (FastGelu, Add before LayerNorm)."""
     return g.op("MatMul", x, g.const(np.ascontiguousarray(weight.T)))
 
 
