@@ -8,10 +8,10 @@ import importlib.util
 import socket
 import threading
 import zlib
-from pathlib import Path
 from collections.abc import AsyncIterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import numpy as np
 import pytest
