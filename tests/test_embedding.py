@@ -220,8 +220,8 @@ def test_factory_builds_cached_minilm_int8_by_default(tmp_path: Path) -> None:
     """"minilm" is the int8 model (issue 16): close to the fp32 vectors, not identical to them."""
     from ragtap.embedding.minilm_int8 import MiniLMInt8Embedder
 
-    embedder = make_embedder("minilm", cache_size=10, batch_size=8, cache_dir=tmp_path)
-    assert isinstance(embedder.inner, MiniLMInt8Embedder) and embedder.inner.batch_size == 8
+    embedder = make_embedder("minilm", cache_size=10, cache_dir=tmp_path)
+    assert isinstance(embedder.inner, MiniLMInt8Embedder) and embedder.inner.batch_size == 1
     vector = embedder.embed(["hello world"])[0]
     reference = make_embedder("minilm-fp32").embed(["hello world"])[0]
     assert float(vector @ reference) >= 0.98

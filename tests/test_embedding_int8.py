@@ -94,3 +94,14 @@ def test_both_names_are_registered_and_selectable(monkeypatch: pytest.MonkeyPatc
     assert list(tmp_path.glob("*.onnx"))  # the default cache directory follows RAGTAP_MODEL_CACHE
     texts = ["The warranty covers the battery for eight years."]
     assert float(np.dot(fast.embed(texts)[0], reference.embed(texts)[0])) >= 0.99
+
+
+def test_texts_of_different_lengths_get_the_vectors_they_get_alone(int8: MiniLMInt8Embedder) -> None:
+    """The int8 graph has no padding mask, so it must never see a padded batch: a short text embedded next to a
+    long one (and after someone set batch_size) gets exactly the vector it gets alone."""
+    short, long = "Refunds take five days.", " ".join(["The battery warranty covers eight years or 100,000 miles."] * 12)
+    alone = int8.embed([short])[0]
+    int8.batch_size = 8
+    together = int8.embed([long, short, long])
+    np.testing.assert_array_equal(together[1], alone)
+    np.testing.assert_array_equal(together[0], together[2])

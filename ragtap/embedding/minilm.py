@@ -262,12 +262,14 @@ class MiniLMEmbedder:
         return build_encoder(load_file(str(model_dir / "model.safetensors")), self.config).SerializeToString()
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
+        return self._embed(texts, self.batch_size)  # read once: another thread may retune it
+
+    def _embed(self, texts: Sequence[str], batch_size: int) -> np.ndarray:
         out = np.empty((len(texts), self.dim), dtype=np.float32)
         if not texts:
             return out
         encodings = self._tokenizer.encode_batch_fast(list(texts))
         order = sorted(range(len(texts)), key=lambda i: len(encodings[i].ids))
-        batch_size = self.batch_size  # read once: another thread may retune it
         for start in range(0, len(order), batch_size):
             rows = order[start : start + batch_size]
             input_ids, attention_mask = self._pad([encodings[i] for i in rows])

@@ -24,6 +24,7 @@ from __future__ import annotations
 import hashlib
 import os
 import tempfile
+from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
@@ -44,7 +45,7 @@ from ragtap.embedding.minilm import (
 )
 
 # Bump when the graph or the quantisation settings change: it is part of the cache key.
-RECIPE = "minilm-int8-v2"
+RECIPE = "minilm-int8-v3"
 MS_DOMAIN = "com.microsoft"
 CACHE_ENV = "RAGTAP_MODEL_CACHE"
 
@@ -62,14 +63,13 @@ def _linear_no_bias(g: _Graph, x: str, weight: np.ndarray) -> str:
 
 
 def build_fused_encoder(weights: dict[str, np.ndarray], cfg: BertConfig) -> onnx.ModelProto:
-    """The fp32 encoder with fused attention and GELU: same inputs and output as `minilm.build_encoder`.
+    """The fp32 encoder with fused attention and GELU: same inputs and output as `minilm.build_encoder`, but for
+    unpadded input only (one text per run, or texts of equal length): attention ignores `attention_mask`.
 
     (Tried and not kept: onnxruntime's packed-QKV layout for MultiHeadAttention is not implemented on the CPU;
     the plain-operator attention of `minilm.py` and the fused `Attention`/`QAttention` measured slower.)"""
     g = _Graph()
     mask_float = g.op("Cast", "attention_mask", to=TensorProto.FLOAT)
-    # MultiHeadAttention takes the padding mask as int32 (batch, seq), 1 for real tokens.
-    mask_int = g.op("Cast", "attention_mask", to=TensorProto.INT32)
     x = _embeddings(g, weights, cfg, "input_ids")
     for i in range(cfg.layers):
         layer = f"encoder.layer.{i}"
@@ -79,7 +79,9 @@ def build_fused_encoder(weights: dict[str, np.ndarray], cfg: BertConfig) -> onnx
         qkv_bias = np.concatenate([weights[f"{p}.query.bias"], weights[f"{p}.key.bias"], weights[f"{p}.value.bias"]])
         qkv = g.op("Add", _linear_no_bias(g, x, qkv_weight), g.const(qkv_bias))
         q, k, v = g.op_n("Split", 3, qkv, axis=-1, num_outputs=3)
-        context = g.op("MultiHeadAttention", q, k, v, "", mask_int, domain=MS_DOMAIN, num_heads=cfg.heads)
+        # No padding mask: the model is run one text at a time (see MiniLMInt8Embedder), and without a mask
+        # onnxruntime's CPU kernel may take its flash-attention path (12% faster than batches of 2 with a mask).
+        context = g.op("MultiHeadAttention", q, k, v, domain=MS_DOMAIN, num_heads=cfg.heads)
 
         out = f"{layer}.attention.output"
         projected = g.op("Add", _linear_no_bias(g, context, weights[f"{out}.dense.weight"]), g.const(weights[f"{out}.dense.bias"]))
@@ -156,18 +158,23 @@ def load_or_build(model_dir: Path, cfg: BertConfig, cache_dir: Path | None) -> b
 
 class MiniLMInt8Embedder(MiniLMEmbedder):
     """all-MiniLM-L6-v2 with int8 weights (`embedder = "minilm"`, the default); `MiniLMEmbedder` is the fp32
-    reference (`"minilm-fp32"`).  Same tokeniser, length-sorted batching and output as the fp32 model.
+    reference (`"minilm-fp32"`).  Same tokeniser and output as the fp32 model.
 
-    Batches of 2: with int8 GEMMs the padding of a length-sorted batch costs more than larger GEMMs save
-    (908 shared-data texts on one core, texts per CPU second: batch 1 197, 2 227, 3 217, 4 204, 8 164).
+    One text per model run, so no padding is ever computed and attention needs no mask.  With int8 GEMMs the
+    padding of a length-sorted batch costs more than larger GEMMs save: 908 shared-data texts on one core, texts
+    per CPU second with a padding mask: batch 1 197-220, 2 208-227, 3 217, 4 204, 8 164; one text per run
+    without the mask: 239-244.
     """
 
     name = "all-MiniLM-L6-v2@onnx-int8"
     disabled_optimizers = ("SkipLayerNormFusion",)
 
-    def __init__(self, *, batch_size: int = 2, intra_op_threads: int = 1, cache_dir: str | Path | None = None) -> None:
+    def __init__(self, *, intra_op_threads: int = 1, cache_dir: str | Path | None = None) -> None:
         self._cache_dir = Path(cache_dir) if cache_dir is not None else None
-        super().__init__(batch_size=batch_size, intra_op_threads=intra_op_threads)
+        super().__init__(batch_size=1, intra_op_threads=intra_op_threads)
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        return self._embed(texts, 1)  # never padded: the graph has no attention mask
 
     def _model_bytes(self, model_dir: Path) -> bytes:
         return load_or_build(model_dir, self.config, self._cache_dir)
