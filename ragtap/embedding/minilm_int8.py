@@ -22,6 +22,7 @@ shared by several processes can only ever hold one content per name; it is writt
 from __future__ import annotations
 
 import hashlib
+import logging
 import os
 import tempfile
 from collections.abc import Sequence
@@ -104,24 +105,37 @@ def build_fused_encoder(weights: dict[str, np.ndarray], cfg: BertConfig) -> onnx
     return helper.make_model(graph, opset_imports=opsets, ir_version=helper.find_min_ir_version_for([standard]), producer_name="ragtap")
 
 
+class _DropPreprocessingHint(logging.Filter):
+    """The quantiser logs a hint to run its shape pre-processing on every call (on the root logger); the fused
+    graph needs none of it, so the hint would only puzzle whoever reads the first start's log."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return "pre-processing before quantization" not in record.getMessage()
+
+
 def quantise(model: onnx.ModelProto) -> bytes:
     """int8 weights, one scale per output channel, activations quantised per call (dynamic)."""
     # Imported here: onnxruntime.quantization is only needed when the cache is empty.
     from onnxruntime.quantization import QuantType, quantize_dynamic
 
-    with tempfile.TemporaryDirectory(prefix="ragtap-quantise-") as tmp:
-        target = Path(tmp) / "model.onnx"
-        quantize_dynamic(
-            model,
-            target,
-            per_channel=True,
-            reduce_range=False,  # VNNI has no u8*s8 saturation problem; 7-bit weights cost fidelity (0.993 vs 0.994)
-            weight_type=QuantType.QInt8,
-            op_types_to_quantize=["MatMul"],  # the weight MatMuls; the embedding Gather stays float
-            # The fused operators have no ONNX shape inference: tell the quantiser their outputs are float.
-            extra_options={"DefaultTensorType": TensorProto.FLOAT},
-        )
-        return target.read_bytes()
+    hint = _DropPreprocessingHint()
+    logging.getLogger().addFilter(hint)
+    try:
+        with tempfile.TemporaryDirectory(prefix="ragtap-quantise-") as tmp:
+            target = Path(tmp) / "model.onnx"
+            quantize_dynamic(
+                model,
+                target,
+                per_channel=True,
+                reduce_range=False,  # VNNI has no u8*s8 saturation problem; 7-bit weights cost fidelity (0.993 vs 0.994)
+                weight_type=QuantType.QInt8,
+                op_types_to_quantize=["MatMul"],  # the weight MatMuls; the embedding Gather stays float
+                # The fused operators have no ONNX shape inference: tell the quantiser their outputs are float.
+                extra_options={"DefaultTensorType": TensorProto.FLOAT},
+            )
+            return target.read_bytes()
+    finally:
+        logging.getLogger().removeFilter(hint)
 
 
 def cache_key(weights_file: Path) -> str:
