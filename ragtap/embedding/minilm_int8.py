@@ -192,3 +192,10 @@ class MiniLMInt8Embedder(MiniLMEmbedder):
 
     def _model_bytes(self, model_dir: Path) -> bytes:
         return load_or_build(model_dir, self.config, self._cache_dir)
+
+
+if __name__ == "__main__":  # scripts/setup.sh: build the quantised model at install time, into the cache
+    from ragtap.embedding.minilm import locate_model_dir
+
+    MiniLMInt8Embedder()
+    print(f"ragtap: int8 MiniLM cached in {default_cache_dir()} ({cache_key(locate_model_dir() / 'model.safetensors')})")
