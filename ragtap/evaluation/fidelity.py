@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
 
@@ -49,7 +50,7 @@ def thesis_interactions() -> list[tuple[str, Interaction]]:
         for c in thesis_cases()
     ]
 
-def delucionqa_interactions(data_dir, limit: int | None = None) -> list[tuple[str, Interaction]]:  # type: ignore[no-untyped-def]
+def delucionqa_interactions(data_dir: Path, limit: int | None = None) -> list[tuple[str, Interaction]]:
     out: list[tuple[str, Interaction]] = []
     for _, row in list(read_jsonl(dataset_file(data_dir, "delucionqa/dev.jsonl")))[:limit]:
         docs = tuple(Document(d["text"]) for d in row["documents"])
@@ -58,7 +59,7 @@ def delucionqa_interactions(data_dir, limit: int | None = None) -> list[tuple[st
         out.append(("delucionqa", Interaction(question=row["question"], documents=docs, answer=row["answer"], supporting=support)))
     return out
 
-def wikieval_interactions(data_dir, limit: int | None = None) -> list[tuple[str, Interaction]]:  # type: ignore[no-untyped-def]
+def wikieval_interactions(data_dir: Path, limit: int | None = None) -> list[tuple[str, Interaction]]:
     out: list[tuple[str, Interaction]] = []
     for row in load_wikieval(dataset_file(data_dir, "wikieval/wikieval.jsonl"), limit):
         docs = tuple(Document(t) for t in row.contexts)
@@ -66,7 +67,7 @@ def wikieval_interactions(data_dir, limit: int | None = None) -> list[tuple[str,
             out.append(("wikieval", Interaction(question=row.question, documents=docs, answer=answer)))
     return out
 
-def squad_interactions(data_dir, limit: int) -> list[tuple[str, Interaction]]:  # type: ignore[no-untyped-def]
+def squad_interactions(data_dir: Path, limit: int) -> list[tuple[str, Interaction]]:
     """The first `limit` questions (file order) whose paragraph has at least one answerable question."""
     questions = load_squad2(data_dir)
     gold_by_paragraph: dict[int, str] = {}
@@ -82,7 +83,8 @@ def squad_interactions(data_dir, limit: int) -> list[tuple[str, Interaction]]:  
             out.append(("squad2", Interaction(question=q.question, documents=(Document(q.context),), answer=answer)))
     return out
 
-def shared_interactions(data_dir, *, delucionqa: int | None = None, wikieval: int | None = None, squad: int = 150) -> list[tuple[str, Interaction]]:  # type: ignore[no-untyped-def]
+def shared_interactions(data_dir: Path, *, delucionqa: int | None = None, wikieval: int | None = None, squad: int = 150) -> list[tuple[str, Interaction]]:
+    """(source, interaction) pairs; `None` limits mean the whole split."""
     return thesis_interactions() + delucionqa_interactions(data_dir, delucionqa) + wikieval_interactions(data_dir, wikieval) + squad_interactions(data_dir, squad)
 
 def compare(reference: Embedder, candidate: Embedder, labelled: Sequence[tuple[str, Interaction]], policy: ScoringPolicy) -> FidelityReport:
