@@ -68,6 +68,7 @@ def test_model_is_cached_under_a_hash_of_its_inputs(tmp_path: Path, int8: MiniLM
     built = MiniLMInt8Embedder(cache_dir=tmp_path)
     cached = list(tmp_path.glob("*.onnx"))
     assert [p.name for p in cached] == [f"all-MiniLM-L6-v2-int8-{cache_key(locate_model_dir() / 'model.safetensors')}.onnx"]
+    assert (tmp_path / (cached[0].name + ".sha256")).is_file()
     assert not list(tmp_path.glob("*.tmp"))  # written atomically: no leftover temporary file
     stamp = cached[0].stat().st_mtime_ns
     loaded = MiniLMInt8Embedder(cache_dir=tmp_path)  # served from the cache, not rebuilt
@@ -75,6 +76,16 @@ def test_model_is_cached_under_a_hash_of_its_inputs(tmp_path: Path, int8: MiniLM
     texts = ["How do I reset my password?", "Open the settings page and choose 'Reset password'."]
     np.testing.assert_array_equal(built.embed(texts), loaded.embed(texts))
     np.testing.assert_array_equal(built.embed(texts), int8.embed(texts))  # a separately built one: same model
+
+
+def test_damaged_cache_file_is_rebuilt(tmp_path: Path, int8: MiniLMInt8Embedder) -> None:
+    MiniLMInt8Embedder(cache_dir=tmp_path)
+    (cached,) = tmp_path.glob("*.onnx")
+    intact = cached.read_bytes()
+    cached.write_bytes(intact[: len(intact) // 2])  # e.g. a disk that filled up under another writer
+    texts = ["The warranty covers the battery for eight years."]
+    np.testing.assert_array_equal(MiniLMInt8Embedder(cache_dir=tmp_path).embed(texts), int8.embed(texts))
+    assert cached.read_bytes() == intact
 
 
 def test_unwritable_cache_still_gives_a_model(tmp_path: Path) -> None:

@@ -148,26 +148,40 @@ def cache_key(weights_file: Path) -> str:
 
 
 def load_or_build(model_dir: Path, cfg: BertConfig, cache_dir: Path | None) -> bytes:
-    """The quantised model's bytes: from the cache when present, else built from the packaged weights and
-    cached.  An unwritable cache is not an error: the model is then built on every start."""
+    """The quantised model's bytes: from the cache when present and intact, else built from the packaged weights
+    and cached.  An unwritable cache is not an error: the model is then built on every start."""
     weights_file = model_dir / "model.safetensors"
     cache_dir = cache_dir or default_cache_dir()
     path = cache_dir / f"all-MiniLM-L6-v2-int8-{cache_key(weights_file)}.onnx"
+    digest_path = path.with_name(path.name + ".sha256")
     try:
-        return path.read_bytes()
+        cached = path.read_bytes()
+        # A file damaged on disk (or by hand) would otherwise stop every start: it is checked against the
+        # digest written with it, and rebuilt when it does not match.
+        if hashlib.sha256(cached).hexdigest() == digest_path.read_text().strip():
+            return cached
     except OSError:
         pass
     model_bytes = quantise(build_fused_encoder(load_file(str(weights_file)), cfg))
     try:
         cache_dir.mkdir(parents=True, exist_ok=True)
-        # Written under a unique name, then renamed: a concurrent reader never sees half a file.
-        fd, tmp_name = tempfile.mkstemp(prefix=path.name, suffix=".tmp", dir=cache_dir)
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(model_bytes)
-        os.replace(tmp_name, path)
+        _write_atomically(path, model_bytes)
+        _write_atomically(digest_path, hashlib.sha256(model_bytes).hexdigest().encode())
     except OSError:
         pass
     return model_bytes
+
+
+def _write_atomically(path: Path, data: bytes) -> None:
+    """Written under a unique name, then renamed: a concurrent reader never sees half a file."""
+    fd, tmp_name = tempfile.mkstemp(prefix=path.name, suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
+        os.replace(tmp_name, path)
+    except OSError:
+        Path(tmp_name).unlink(missing_ok=True)
+        raise
 
 
 class MiniLMInt8Embedder(MiniLMEmbedder):
