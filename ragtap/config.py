@@ -86,7 +86,7 @@ class ScoringSettings:
     enabled: bool = True
     queue_size: int = 1000
     batch_max: int = 16
-    embedder: str = "minilm"  # "minilm" (onnxruntime, offline) | "openai" (/v1/embeddings)
+    embedder: str = "minilm"  # "minilm" (onnxruntime int8, offline) | "minilm-fp32" (float32 reference) | "openai" (/v1/embeddings)
     embedder_threads: int = 1
     cache_entries: int = 50_000
     openai_base_url: str | None = None  # default: the upstream

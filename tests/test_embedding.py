@@ -11,6 +11,7 @@ import zlib
 from collections.abc import AsyncIterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -204,15 +205,26 @@ def test_cache_over_minilm_returns_identical_vectors(model: MiniLMEmbedder) -> N
 
 
 def test_factory_rejects_unknown_kind() -> None:
-    with pytest.raises(ValueError, match="minilm, openai"):
+    with pytest.raises(ValueError, match="minilm, minilm-fp32, openai"):
         make_embedder("hash")
 
 
-def test_factory_builds_cached_minilm() -> None:
-    embedder = make_embedder("minilm", cache_size=10, batch_size=8)
+def test_factory_builds_cached_minilm_fp32() -> None:
+    embedder = make_embedder("minilm-fp32", cache_size=10, batch_size=8)
     assert isinstance(embedder, CachedEmbedder) and embedder.max_entries == 10
-    assert isinstance(embedder.inner, MiniLMEmbedder) and embedder.inner.batch_size == 8
+    assert type(embedder.inner) is MiniLMEmbedder and embedder.inner.batch_size == 8
     np.testing.assert_allclose(embedder.embed(["hello world"])[0, :3], HELLO_WORLD_PREFIX, atol=1e-4)
+
+
+def test_factory_builds_cached_minilm_int8_by_default(tmp_path: Path) -> None:
+    """"minilm" is the int8 model (issue 16): close to the fp32 vectors, not identical to them."""
+    from ragtap.embedding.minilm_int8 import MiniLMInt8Embedder
+
+    embedder = make_embedder("minilm", cache_size=10, cache_dir=tmp_path)
+    assert isinstance(embedder.inner, MiniLMInt8Embedder) and embedder.inner.batch_size == 1
+    vector = embedder.embed(["hello world"])[0]
+    reference = make_embedder("minilm-fp32").embed(["hello world"])[0]
+    assert float(vector @ reference) >= 0.98
 
 
 # -------------------------------------------------------------------------------------- OpenAI backend

@@ -14,12 +14,14 @@ from ragtap.embedding.factory import embedder_kinds, make_embedder, register_emb
 
 if TYPE_CHECKING:
     from ragtap.embedding.minilm import MiniLMEmbedder, ModelUnavailableError
+    from ragtap.embedding.minilm_int8 import MiniLMInt8Embedder
     from ragtap.embedding.openai_backend import OpenAIEmbedder
 
 __all__ = [
     "CachedEmbedder",
     "Embedder",
     "MiniLMEmbedder",
+    "MiniLMInt8Embedder",
     "ModelUnavailableError",
     "OpenAIEmbedder",
     "embedder_kinds",
@@ -30,6 +32,7 @@ __all__ = [
 
 _LAZY = {
     "MiniLMEmbedder": "ragtap.embedding.minilm",
+    "MiniLMInt8Embedder": "ragtap.embedding.minilm_int8",
     "ModelUnavailableError": "ragtap.embedding.minilm",
     "OpenAIEmbedder": "ragtap.embedding.openai_backend",
 }

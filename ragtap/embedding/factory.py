@@ -1,7 +1,7 @@
 """Builds an embedder by name, always behind the LRU cache.
 
-Names map to factories in a registry: "minilm" (local, the default) and "openai" (a remote `/v1/embeddings`) are
-built in; `register_embedder` adds others (tests register their deterministic doubles here and select them by
+Names map to factories in a registry: "minilm" (local, the default: int8 weights, see `minilm_int8`),
+"minilm-fp32" (the same model in float32, the reference) and "openai" (a remote `/v1/embeddings`) are built in; `register_embedder` adds others (tests register their deterministic doubles here and select them by
 name through the config, instead of monkeypatching the wiring).
 """
 
@@ -18,6 +18,12 @@ EmbedderFactory = Callable[..., Embedder]
 
 def _minilm(**options: Any) -> Embedder:
     # Imported on demand: the MiniLM backend pulls in onnx and onnxruntime, which the other kinds do not need.
+    from ragtap.embedding.minilm_int8 import MiniLMInt8Embedder
+
+    return MiniLMInt8Embedder(**options)
+
+
+def _minilm_fp32(**options: Any) -> Embedder:
     from ragtap.embedding.minilm import MiniLMEmbedder
 
     return MiniLMEmbedder(**options)
@@ -30,7 +36,7 @@ def _openai(**options: Any) -> Embedder:
     return OpenAIEmbedder(**options)
 
 
-_FACTORIES: dict[str, EmbedderFactory] = {"minilm": _minilm, "openai": _openai}
+_FACTORIES: dict[str, EmbedderFactory] = {"minilm": _minilm, "minilm-fp32": _minilm_fp32, "openai": _openai}
 
 
 def register_embedder(name: str, factory: EmbedderFactory) -> None:

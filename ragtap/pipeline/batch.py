@@ -134,3 +134,12 @@ def assess_batch(interactions: Sequence[Interaction], embedder: Embedder, policy
             )
         )
     return results
+
+
+def texts_to_embed(interactions: Sequence[Interaction], policy: ScoringPolicy) -> list[str]:
+    """The distinct texts `assess_batch` would embed for these interactions (questions, passages, answers,
+    supports and claims), in its order: what an embedder's fidelity must be judged on."""
+    table = _TextTable()
+    for item in interactions:
+        _plan(item, table, policy)
+    return list(table.rows)
