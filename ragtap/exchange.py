@@ -172,13 +172,16 @@ def note_request(
     headers: Mapping[str, str],
     user_headers: tuple[str, ...] = (USER_HEADER,),
     session_headers: tuple[str, ...] = (SESSION_HEADER,),
+    *,
+    keep_messages: bool = False,
 ) -> None:
     """Everything the exporters and the capture store read from the request itself: who asked (user, session,
-    conversation), the sampling settings and reply format, and the chat messages (typed, texts not copied)."""
+    conversation), the sampling settings and reply format, and, with `keep_messages` (only the spans' content
+    capture reads them: not paid for on every request otherwise), the chat messages (typed, texts not copied)."""
     record.user, record.session = request_identity(body, headers, user_headers, session_headers)
     record.conversation_id = conversation_id(body, headers)
     record.parameters = request_parameters(body)
-    if body is not None:
+    if body is not None and keep_messages:
         record.input_messages = chat_messages(body.get("messages"))
 
 

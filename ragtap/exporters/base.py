@@ -25,6 +25,9 @@ class Exporter:
     # True when `shutdown()` is network I/O that may retry against a dead receiver: the server then runs it in a
     # thread bounded by what is left of the grace period, after the local exporters have closed.
     flushes_over_network: bool = False
+    # True when the exporter reads `ExchangeRecord.input_messages` (the app's messages, e.g. the spans' content
+    # capture): the proxy copies them onto the record only then.
+    wants_messages: bool = False
 
     def exchange_started(self, exchange: ExchangeRecord) -> None:
         """A chat request arrived (before it is forwarded)."""
@@ -67,6 +70,10 @@ class ExporterSet(Exporter):
 
     def add(self, exporter: Exporter) -> None:
         self.exporters.append(exporter)
+
+    @property  # type: ignore[override]
+    def wants_messages(self) -> bool:
+        return any(exporter.wants_messages for exporter in self.exporters)
 
     def _each(self, hook: str, *args: Any) -> None:
         for exporter in self.exporters:

@@ -370,6 +370,7 @@ class OtelExporter(Exporter):
                  meter_provider: MeterProvider | None = None, metric_reader: MetricReader | None = None,
                  logger_provider: LoggerProvider | None = None, log_exporter: LogRecordExporter | None = None) -> None:
         self.settings = settings or OtelSettings(enabled=True)
+        self.wants_messages = bool(self.settings.capture_content)  # gen_ai.input.messages on the chat span
         self.stats = stats or ExportStats()
         embedded = tracer_provider is not None
         self._owned: list[Any] = []  # providers ragtap built: shut down (flushed) at exit

@@ -124,6 +124,7 @@ class PrometheusExporter(Exporter):
         self._model = _BoundedLabel(self.settings.models, self.settings.max_models, reserved=(OTHER, UNKNOWN))
         self._reason = _BoundedLabel((), MAX_REASONS, reserved=(OTHER, UNKNOWN))
         self._error_sources: dict[str, Callable[[], float]] = {}
+        self._children: dict[tuple[int, tuple[str, ...]], Any] = {}  # label children the hooks use (see _child)
         r = self.registry
 
         # --- traffic -------------------------------------------------------------------------------------------
@@ -249,6 +250,16 @@ class PrometheusExporter(Exporter):
         return generate_latest(self.registry), CONTENT_TYPE_LATEST
 
     # --------------------------------------------------------------------------------------------------- hooks
+    def _child(self, metric: Any, *labels: str) -> Any:
+        """`metric.labels(*labels)`, remembered: prometheus_client validates and locks on every `labels()` call
+        (~2 us), and the hooks make about ten such calls per exchange.  Bounded: every label here has a closed set
+        of values (model names are capped by `max_models`)."""
+        key = (id(metric), labels)
+        child = self._children.get(key)
+        if child is None:
+            child = self._children[key] = metric.labels(*labels)
+        return child
+
     def _exchange_model(self, exchange: ExchangeRecord) -> str:
         """A model name takes one of the `max_models` label slots only once the upstream has answered it: junk
         names that the upstream rejects (404, 400) or never answers are counted as "other" and cannot use up the
@@ -259,80 +270,80 @@ class PrometheusExporter(Exporter):
     def exchange_finished(self, exchange: ExchangeRecord) -> None:
         route = normalise_route(exchange.route)
         model = self._exchange_model(exchange)
-        self.requests.labels(route, model, _status_label(exchange.status)).inc()
+        self._child(self.requests, route, model, _status_label(exchange.status)).inc()
         kind = "rag" if exchange.rag_source else "not_rag"
-        self.chat_requests.labels(kind, "true" if exchange.injected else "false").inc()
+        self._child(self.chat_requests, kind, "true" if exchange.injected else "false").inc()
         if exchange.recognition is not None:
-            self.recognition.labels(exchange.recognition if exchange.recognition in REASONS else OTHER).inc()
+            self._child(self.recognition, exchange.recognition if exchange.recognition in REASONS else OTHER).inc()
         if exchange.ragtap_field_problem is not None:
             problem = exchange.ragtap_field_problem
-            self.malformed_ragtap_field.labels(problem if problem in FIELD_PROBLEMS else OTHER).inc()
+            self._child(self.malformed_ragtap_field, problem if problem in FIELD_PROBLEMS else OTHER).inc()
         outcome = exchange.outcome if exchange.outcome in OUTCOMES else OTHER
-        self.exchanges.labels(outcome, model).inc()
+        self._child(self.exchanges, outcome, model).inc()
         upstream = exchange.upstream_seconds
         if upstream is not None:
-            self.upstream_seconds.labels(route, model).observe(upstream)
+            self._child(self.upstream_seconds, route, model).observe(upstream)
         added = exchange.added_seconds
         if added is not None:
-            self.added_seconds.labels(route, model).observe(added)
+            self._child(self.added_seconds, route, model).observe(added)
         if exchange.stream and exchange.first_token_at is not None:
-            self.ttft_seconds.labels(model).observe(max(0.0, exchange.first_token_at - exchange.started_at))
+            self._child(self.ttft_seconds, model).observe(max(0.0, exchange.first_token_at - exchange.started_at))
         for kind_, value in (("input", exchange.input_tokens), ("output", exchange.output_tokens)):
             if value:
-                self.tokens.labels(model, kind_).inc(value)
+                self._child(self.tokens, model, kind_).inc(value)
         if exchange.supporting_tokens:  # settled by the proxy before this hook runs
-            self.tokens.labels(model, "supporting").inc(exchange.supporting_tokens)
+            self._child(self.tokens, model, "supporting").inc(exchange.supporting_tokens)
         overhead = exchange.overhead  # settled by the proxy before this hook runs (ragtap.cost)
         if overhead is not None:
             for kind_, value in (("input", overhead.input_tokens), ("output", overhead.output_tokens)):
                 if value:
-                    self.overhead_tokens.labels(model, kind_).inc(value)
+                    self._child(self.overhead_tokens, model, kind_).inc(value)
             if overhead.cost_usd:
-                self.overhead_cost.labels(model).inc(overhead.cost_usd)
+                self._child(self.overhead_cost, model).inc(overhead.cost_usd)
 
     def passthrough_finished(self, exchange: ExchangeRecord) -> None:
         route = normalise_route(exchange.route)
         model = self._exchange_model(exchange)
-        self.requests.labels(route, model, _status_label(exchange.status)).inc()
-        self.passthrough.labels(route).inc()
+        self._child(self.requests, route, model, _status_label(exchange.status)).inc()
+        self._child(self.passthrough, route).inc()
         upstream = exchange.upstream_seconds
         if upstream is not None:
-            self.upstream_seconds.labels(route, model).observe(upstream)
+            self._child(self.upstream_seconds, route, model).observe(upstream)
         added = exchange.added_seconds
         if added is not None:
-            self.added_seconds.labels(route, model).observe(added)
+            self._child(self.added_seconds, route, model).observe(added)
         if exchange.input_tokens:  # embeddings report prompt tokens
-            self.tokens.labels(model, "input").inc(exchange.input_tokens)
+            self._child(self.tokens, model, "input").inc(exchange.input_tokens)
 
     def interaction_scored(self, interaction: Interaction, assessment: Assessment, seconds: float) -> None:
         model = self._model(_interaction_model(interaction))
         if seconds is not None and seconds >= 0:
-            self.scoring_seconds.labels(model).observe(seconds)
+            self._child(self.scoring_seconds, model).observe(seconds)
         verdict = assessment.verdict.value if isinstance(assessment.verdict, Verdict) else str(assessment.verdict)
-        self.verdicts.labels(verdict if verdict in VERDICTS else OTHER, model).inc()
+        self._child(self.verdicts, verdict if verdict in VERDICTS else OTHER, model).inc()
         if verdict == Verdict.UNSCORED.value:
-            self.unscored.labels(self._reason_label(interaction.unscored_reason), model).inc()
+            self._child(self.unscored, self._reason_label(interaction.unscored_reason), model).inc()
         for metric in METRICS:
             value = getattr(assessment.scores, metric, None)
             if value is not None:
-                self.score.labels(metric, model).observe(float(value))
+                self._child(self.score, metric, model).observe(float(value))
         judged = sum(1 for c in assessment.claims if c.of == "answer" and c.supported is not None)
         if judged:
-            self.claims_judged.labels(model).inc(judged)
-            self.unsupported_claims.labels(model).inc(len(assessment.unsupported_claims))
+            self._child(self.claims_judged, model).inc(judged)
+            self._child(self.unsupported_claims, model).inc(len(assessment.unsupported_claims))
         if assessment.poor_retrieval is not None:
-            self.retrieval_judged.labels(model).inc()
+            self._child(self.retrieval_judged, model).inc()
             if assessment.poor_retrieval:
-                self.poor_retrieval.labels(model).inc()
+                self._child(self.poor_retrieval, model).inc()
 
     def scoring_dropped(self, reason: str) -> None:
-        self.dropped_counter.labels(self._reason_label(reason)).inc()
+        self._child(self.dropped_counter, self._reason_label(reason)).inc()
 
     def client_rejected(self, reason: str) -> None:
-        self.client_rejections.labels(self._reason_label(reason)).inc()
+        self._child(self.client_rejections, self._reason_label(reason)).inc()
 
     def scoring_failed(self, interaction: Interaction, error: BaseException) -> None:
-        self.failed_counter.labels(self._model(_interaction_model(interaction))).inc()
+        self._child(self.failed_counter, self._model(_interaction_model(interaction))).inc()
 
     def queue_depth(self, depth: int) -> None:
         self.queue_depth_gauge.set(depth)

@@ -75,7 +75,8 @@ async def client_limits(request: web.Request, handler):  # type: ignore[no-untyp
     transport = request.transport
     watchdog.request_started(transport)
     try:
-        if request.can_read_body:
+        # A body already received whole (most requests: it came with the headers) needs no timer.
+        if request.can_read_body and not request.content.is_eof():
             limit = watchdog.limits.body_timeout_s
             started = time.monotonic()
             try:

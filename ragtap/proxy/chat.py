@@ -80,7 +80,7 @@ async def _read_exchange(
         record.request_model = model if isinstance(model, str) else None
         record.stream = body.get("stream") is True
     identity = state.config.store
-    note_request(record, body, request.headers, identity.user_headers, identity.session_headers)
+    note_request(record, body, request.headers, identity.user_headers, identity.session_headers, keep_messages=state.keep_messages)
     record.recognition = recognition.reason if recognition is not None else "bad_body"
     if recognition is not None and recognition.field_problem is not None:
         record.ragtap_field_problem = recognition.field_problem

@@ -87,7 +87,7 @@ def client_echo(body: dict[str, Any]) -> ClientEcho:
 async def handle_responses(request: web.Request) -> web.StreamResponse:
     state = request.app[STATE]
     raw, record, body, recognition = await _read_exchange(request, state, "/v1/responses", recognise_responses)
-    if body is not None:  # the input items as the chat messages they amount to (spans under content capture)
+    if body is not None and state.keep_messages:  # the input items as the chat messages they amount to (span content)
         record.input_messages = chat_messages(chat_view(body)["messages"])
     context = recognition.context if recognition is not None else None
     record.rag_source = context.source if context is not None else None

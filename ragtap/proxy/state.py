@@ -24,10 +24,14 @@ class ProxyState:
     scoring: ScoringQueue | RedisHandoff | None  # None when scoring is disabled; RedisHandoff: `[scoring] queue = "redis://..."`
     patterns: tuple[CustomPattern, ...]
     prices: PriceTable | None = None  # ragtap's own overhead cost ([cost]); built from `config` when not given
-
     def __post_init__(self) -> None:
         if self.prices is None:
             self.prices = PriceTable(self.config.cost)
+
+    @property
+    def keep_messages(self) -> bool:
+        """Copy the app's messages onto the exchange record: only when an exporter reads them (span content)."""
+        return self.exporter.wants_messages
 
 
 STATE: web.AppKey[ProxyState] = web.AppKey("ragtap_state", ProxyState)
