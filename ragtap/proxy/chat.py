@@ -90,7 +90,7 @@ async def _read_exchange(
 
 
 async def _answer(
-    request: web.Request, state: ProxyState, record: ExchangeRecord, route: Awaitable[web.StreamResponse]
+    state: ProxyState, record: ExchangeRecord, route: Awaitable[web.StreamResponse]
 ) -> web.StreamResponse:
     """Await a route's response; ragtap's own failures become the app's answer (an OpenAI-shaped error).  The
     exchange's hooks run after the response (`_after_response`, next loop turn): not part of the app's latency."""
@@ -158,7 +158,7 @@ async def handle_chat(request: web.Request) -> web.StreamResponse:
     else:
         forwarded = without_ragtap_field(body) if recognition.strip_ragtap_field else None
         route = _observed(request, state, raw, forwarded, context, record)
-    response = await _answer(request, state, record, route)
+    response = await _answer(state, record, route)
     asyncio.get_running_loop().call_soon(_after_response, state, record, request.get(_PENDING))
     return response
 

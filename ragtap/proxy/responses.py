@@ -118,7 +118,7 @@ async def handle_responses(request: web.Request) -> web.StreamResponse:
     else:
         forwarded = without_ragtap_field(body) if recognition.strip_ragtap_field else None
         route = _observed(request, state, raw, forwarded, context, record)
-    response = await _answer(request, state, record, route)
+    response = await _answer(state, record, route)
     if (record.injected or follow_up) and record.response_id and body is not None and body.get("store") is not False:
         # The upstream keeps the JSON reply: a later GET of this id is split too (proxy/responses_store.py).
         request.app[INJECTED_RESPONSES].remember(record.response_id, client_echo(body))
