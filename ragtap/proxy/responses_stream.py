@@ -19,8 +19,8 @@ import orjson
 from aiohttp import web
 
 from ragtap.exchange import ExchangeRecord, note_usage
-from ragtap.proxy.sse import SSEDecoder, encode_event, take_comments
-from ragtap.proxy.stream import _UPSTREAM_BROKE, KEEPALIVE, KEEPALIVE_AFTER_S, StreamOutcome, _KeptText, _open
+from ragtap.proxy.sse import SSEDecoder, encode_event
+from ragtap.proxy.stream import _UPSTREAM_BROKE, StreamOutcome, _KeptText, _open, pump_events
 from ragtap.split.responses import ClientEcho, was_truncated
 from ragtap.split.responses_stream import ResponsesStreamSplitter
 from ragtap.split.stream import DEFAULT_MAX_CHARS, REPLY_TOO_LARGE
@@ -73,68 +73,49 @@ def _note_event(event: dict[str, Any], record: ExchangeRecord) -> None:
         record.outcome, record.error_type = "upstream_error", "error_event"
 
 
+class _ResponsesRelay:
+    """The typed events of an injected Responses stream, rewritten by `ResponsesStreamSplitter` (an `EventRelay`)."""
+
+    def __init__(self, out: web.StreamResponse, record: ExchangeRecord, splitter: ResponsesStreamSplitter) -> None:
+        self.out = out
+        self.record = record
+        self.splitter = splitter
+        self.pending: list[bytes] = []
+
+    async def on_payload(self, payload: bytes) -> None:
+        try:
+            event = orjson.loads(payload)
+        except orjson.JSONDecodeError:
+            event = None
+        if not isinstance(event, dict):
+            self.pending.append(encode_event(payload))  # not ours to judge: pass it on
+            return
+        _note_event(event, self.record)
+        for rewritten in self.splitter.feed(event):
+            if self.record.first_token_at is None and rewritten.get("type") == "response.output_text.delta" and rewritten.get("delta"):
+                self.record.first_token_at = now()
+            self.pending.append(encode_typed(rewritten))
+
+    async def flush(self) -> None:
+        if self.pending:
+            data = self.pending[0] if len(self.pending) == 1 else b"".join(self.pending)
+            self.pending.clear()
+            await self.out.write(data)
+
+    async def close(self) -> None:
+        self.pending.extend(encode_typed(event) for event in self.splitter.close())
+        await self.flush()
+
+
 async def relay_responses_injected(
     request: web.Request, upstream: aiohttp.ClientResponse, record: ExchangeRecord, echo: ClientEcho, *,
     max_kept_chars: int = DEFAULT_MAX_CHARS,
 ) -> tuple[web.StreamResponse, StreamOutcome]:
     out = await _open(request, upstream)
     splitter = ResponsesStreamSplitter(echo, max_kept_chars)
-    decoder = SSEDecoder()
-    pending: list[bytes] = []
-    last_write = now()
-
-    def on_payload(payload: bytes) -> None:
-        try:
-            event = orjson.loads(payload)
-        except orjson.JSONDecodeError:
-            event = None
-        if not isinstance(event, dict):
-            pending.append(encode_event(payload))  # not ours to judge: pass it on
-            return
-        _note_event(event, record)
-        for rewritten in splitter.feed(event):
-            if record.first_token_at is None and rewritten.get("type") == "response.output_text.delta" and rewritten.get("delta"):
-                record.first_token_at = now()
-            pending.append(encode_typed(rewritten))
-
-    async def flush() -> None:
-        if pending:
-            data = pending[0] if len(pending) == 1 else b"".join(pending)
-            pending.clear()
-            await out.write(data)
-
-    try:
-        try:
-            async for chunk in upstream.content.iter_any():
-                for payload in decoder.feed(chunk):
-                    waiting = record.first_token_at is None
-                    on_payload(payload)
-                    if waiting and record.first_token_at is not None:
-                        # One read can hold hundreds of events: the first answer text goes out now, not after
-                        # the rest of the read is rewritten (that is the app's time to first token).
-                        await flush()
-                comments = take_comments(decoder)
-                if comments:
-                    pending.append(comments)
-                if not pending and now() - last_write > KEEPALIVE_AFTER_S:
-                    pending.append(KEEPALIVE)  # the model is writing supporting content the app never sees
-                if pending:
-                    last_write = now()
-                await flush()
-            for payload in decoder.close():
-                on_payload(payload)
-        except _UPSTREAM_BROKE as error:
-            record.outcome, record.error_type = "upstream_error", type(error).__name__
-        record.upstream_done_at = now()
-        pending.extend(encode_typed(event) for event in splitter.close())
-        await flush()
-        await out.write_eof()
-    except (ConnectionResetError, asyncio.CancelledError):  # the app went away: stop reading, close the upstream
-        record.outcome = "incomplete"
-        upstream.close()
+    # One read can hold hundreds of events: the first answer text goes out at once (the app's time to first token).
+    if not await pump_events(out, upstream, record, _ResponsesRelay(out, record, splitter), flush_first_token=True):
         return out, StreamOutcome("", None, "incomplete")
-    finally:
-        upstream.release()
     result = splitter.outcome()
     outcome = StreamOutcome(result.answer, result.supporting, result.unscored_reason)
     if record.outcome != "complete" and outcome.unscored_reason is None:

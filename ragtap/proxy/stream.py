@@ -14,7 +14,7 @@ import asyncio
 import json
 from dataclasses import dataclass, field
 from time import perf_counter as now
-from typing import Any
+from typing import Any, Protocol
 
 import aiohttp
 import orjson
@@ -180,19 +180,37 @@ class _InjectedRelay:
         return StreamOutcome(result.answer, result.supporting, result.unscored_reason)
 
 
-async def relay_injected(
-    request: web.Request, upstream: aiohttp.ClientResponse, record: ExchangeRecord, *, forward_usage: bool,
-    max_kept_chars: int = DEFAULT_MAX_CHARS,
-) -> tuple[web.StreamResponse, StreamOutcome]:
-    out = await _open(request, upstream)
-    relay = _InjectedRelay(out, record, forward_usage, AnswerStreamExtractor(max_kept_chars))
+class EventRelay(Protocol):
+    """What `pump_events` drives: rewrites upstream SSE payloads into `pending` bytes for the app."""
+
+    pending: list[bytes]
+
+    async def on_payload(self, payload: bytes) -> None: ...
+
+    async def flush(self) -> None: ...
+
+    async def close(self) -> None:
+        """End the app's stream cleanly, whatever the upstream did (remaining answer text, final events)."""
+
+
+async def pump_events(
+    out: web.StreamResponse, upstream: aiohttp.ClientResponse, record: ExchangeRecord, relay: EventRelay, *,
+    flush_first_token: bool = False,
+) -> bool:
+    """Relay an injected SSE stream through `relay`: one write per network read (with `flush_first_token`, the
+    first answer text goes out as soon as it is rewritten, not after the rest of its read), the upstream's comments
+    forwarded, keep-alive comments while the model writes what the app never sees, a clean end whatever the
+    upstream did.  False when the app went away (the upstream is closed; the record says `incomplete`)."""
     decoder = SSEDecoder()
     last_write = now()
     try:
         try:
             async for chunk in upstream.content.iter_any():
                 for payload in decoder.feed(chunk):
+                    waiting = flush_first_token and record.first_token_at is None
                     await relay.on_payload(payload)
+                    if waiting and record.first_token_at is not None:
+                        await relay.flush()
                 comments = take_comments(decoder)
                 if comments:
                     relay.pending.append(comments)
@@ -214,9 +232,20 @@ async def relay_injected(
     except (ConnectionResetError, asyncio.CancelledError):  # the app went away: stop reading, close the upstream
         record.outcome = "incomplete"
         upstream.close()
-        return out, StreamOutcome("", None, "incomplete")
+        return False
     finally:
         upstream.release()
+    return True
+
+
+async def relay_injected(
+    request: web.Request, upstream: aiohttp.ClientResponse, record: ExchangeRecord, *, forward_usage: bool,
+    max_kept_chars: int = DEFAULT_MAX_CHARS,
+) -> tuple[web.StreamResponse, StreamOutcome]:
+    out = await _open(request, upstream)
+    relay = _InjectedRelay(out, record, forward_usage, AnswerStreamExtractor(max_kept_chars))
+    if not await pump_events(out, upstream, record, relay):
+        return out, StreamOutcome("", None, "incomplete")
     outcome = relay.outcome()
     if record.outcome != "complete" and outcome.unscored_reason is None:
         outcome.unscored_reason = "upstream_broke_off"
