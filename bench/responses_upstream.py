@@ -13,17 +13,14 @@ into the same N deltas, so direct and proxied streams have the same event count.
 
 from __future__ import annotations
 
-import argparse
-import asyncio
 import re
-import sys
 from functools import lru_cache
 
 import orjson
 from aiohttp import web
 
 import upstream as chat_upstream
-from upstream import ANSWER_WORDS, CREATED, MODELS, NOT_FOUND, SUPPORT, _answer_text, _pieces
+from upstream import ANSWER_WORDS, CREATED, NOT_FOUND, SUPPORT, _answer_text, _pieces
 
 MAX_OUTPUT_TOKENS = re.compile(rb'"max_output_tokens": ?(\d+)')
 MODEL = "gpt-4o-mini-2024-07-18"
@@ -102,26 +99,8 @@ async def handle(request: web.BaseRequest) -> web.StreamResponse:
     return web.Response(status=404, body=NOT_FOUND, content_type="application/json")
 
 
-async def serve(host: str, port: int) -> None:
-    server = web.Server(handle, access_log=None)
-    listener = await asyncio.get_running_loop().create_server(server, host, port, backlog=1024, reuse_address=True)
-    print(f"responses upstream ready on http://{host}:{listener.sockets[0].getsockname()[1]}/v1", flush=True)
-    await asyncio.Event().wait()
-
-
 def main() -> None:
-    parser = argparse.ArgumentParser(description="fast scripted Responses API upstream for the ragtap benchmark")
-    parser.add_argument("--host", default="127.0.0.1")
-    parser.add_argument("--port", type=int, default=9102)
-    args = parser.parse_args()
-    try:
-        import uvloop
-
-        uvloop.run(serve(args.host, args.port))
-    except ImportError:
-        asyncio.run(serve(args.host, args.port))
-    except KeyboardInterrupt:
-        sys.exit(0)
+    chat_upstream.main(handle, "responses upstream", "fast scripted Responses API upstream for the ragtap benchmark", 9102)
 
 
 if __name__ == "__main__":

@@ -130,25 +130,26 @@ async def handle(request: web.BaseRequest) -> web.StreamResponse:
     return web.Response(status=404, body=NOT_FOUND, content_type="application/json")
 
 
-async def serve(host: str, port: int) -> None:
-    server = web.Server(handle, access_log=None)
+async def serve(host: str, port: int, handler=None, name: str = "upstream") -> None:  # type: ignore[no-untyped-def]
+    server = web.Server(handler or handle, access_log=None)
     loop = asyncio.get_running_loop()
     listener = await loop.create_server(server, host, port, backlog=1024, reuse_address=True)
-    print(f"upstream ready on http://{host}:{listener.sockets[0].getsockname()[1]}/v1", flush=True)
+    print(f"{name} ready on http://{host}:{listener.sockets[0].getsockname()[1]}/v1", flush=True)
     await asyncio.Event().wait()
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description="fast scripted upstream for the ragtap benchmark")
+def main(handler=None, name: str = "upstream", description: str = "fast scripted upstream for the ragtap benchmark",  # type: ignore[no-untyped-def]
+         default_port: int = 9101) -> None:
+    parser = argparse.ArgumentParser(description=description)
     parser.add_argument("--host", default="127.0.0.1")
-    parser.add_argument("--port", type=int, default=9101)
+    parser.add_argument("--port", type=int, default=default_port)
     args = parser.parse_args()
     try:
         import uvloop
 
-        uvloop.run(serve(args.host, args.port))
+        uvloop.run(serve(args.host, args.port, handler, name))
     except ImportError:
-        asyncio.run(serve(args.host, args.port))
+        asyncio.run(serve(args.host, args.port, handler, name))
     except KeyboardInterrupt:
         sys.exit(0)
 
