@@ -13,6 +13,7 @@ import socket
 import subprocess
 import tempfile
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 
@@ -90,3 +91,19 @@ class PostgresServer:
     def remove(self) -> None:
         self.stop()
         shutil.rmtree(self.folder, ignore_errors=True)
+
+
+def running_postgres() -> Iterator[PostgresServer]:
+    """A started server for a pytest fixture (skipped with the reason where the binaries are absent), removed after."""
+    import pytest
+
+    reason = unavailable()
+    if reason:
+        pytest.skip(reason)
+    server = PostgresServer()
+    server.init()
+    server.start()
+    try:
+        yield server
+    finally:
+        server.remove()

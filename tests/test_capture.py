@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from pg_server import PostgresServer, unavailable
+from pg_server import PostgresServer, running_postgres
 
 from ragtap.demo.cases import thesis_cases, thesis_script
 from ragtap.proxy.state import CAPTURE_STORE
@@ -157,16 +157,7 @@ async def test_a_corrupt_sqlite_file_is_moved_aside_and_a_new_one_started(start_
 @pytest.fixture(scope="module")
 def own_postgres() -> Any:
     """A server of this module's own: the test stops and restarts it."""
-    reason = unavailable()
-    if reason:
-        pytest.skip(reason)
-    server = PostgresServer()
-    server.init()
-    server.start()
-    try:
-        yield server
-    finally:
-        server.remove()
+    yield from running_postgres()
 
 
 async def test_an_unreachable_postgresql_drops_and_counts_then_capture_resumes(start_proxy, own_postgres: PostgresServer) -> None:

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from pg_server import PostgresServer, unavailable
+from pg_server import PostgresServer, running_postgres
 
 from ragtap.config import DEFAULT_THRESHOLDS
 from ragtap.store.base import CapturedInteraction, InvalidLabel, Label, StoreError, StoreQuery, UnknownInteraction
@@ -29,16 +29,7 @@ _databases = itertools.count()
 
 @pytest.fixture(scope="session")
 def postgres_server() -> Any:
-    reason = unavailable()
-    if reason:
-        pytest.skip(reason)
-    server = PostgresServer()
-    server.init()
-    server.start()
-    try:
-        yield server
-    finally:
-        server.remove()
+    yield from running_postgres()
 
 
 def new_database(server: PostgresServer) -> str:
