@@ -34,7 +34,7 @@ from ragtap.recognise import Recognition, recognise
 from ragtap.split.reply import split_reply
 from ragtap.split.stream import REPLY_TOO_LARGE
 from ragtap.tokens import count_tokens
-from ragtap.types import Assessment, Interaction, RagContext
+from ragtap.types import Assessment, Interaction, RagContext, SplitReply
 
 _TRACE_HEADERS = ("traceparent", "tracestate", "baggage")
 # The interaction a handler built for scoring; handed over only after the response (see `_after_response`).
@@ -243,6 +243,15 @@ async def _injected(request: web.Request, state: ProxyState, body: dict[str, Any
     split = split_reply(message["content"], truncated=finish == "length")
     message["content"] = split.answer
     _note_completion(completion, record)
+    await _score_split(request, state, context, split, record, headers)
+    return web.Response(status=upstream.status, body=_dumps(completion) or data, headers=headers)
+
+
+async def _score_split(
+    request: web.Request, state: ProxyState, context: RagContext, split: SplitReply, record: ExchangeRecord, headers: Any
+) -> None:
+    """Hand a split whole reply to scoring after the response, or, when the app asked for the debug headers,
+    score it now (bounded by `debug_wait_s`) and add them."""
     interaction = _interaction(context, split.answer, split.supporting, split.unscored_reason, record)
     if _debug_requested(request, state):
         if split.supporting:  # scored before the response: settle the count now, as `_after_response` would
@@ -251,7 +260,6 @@ async def _injected(request: web.Request, state: ProxyState, body: dict[str, Any
         _add_debug_headers(headers, assessment, split.unscored_reason)
     else:
         _defer_scoring(request, interaction)
-    return web.Response(status=upstream.status, body=_dumps(completion) or data, headers=headers)
 
 
 async def _observed(

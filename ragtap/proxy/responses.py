@@ -28,10 +28,8 @@ from ragtap.config import InjectSettings
 from ragtap.exchange import ExchangeRecord, chat_messages
 from ragtap.prompts import prompt_text
 from ragtap.proxy.chat import (  # the chat path's helpers, shared rather than copied
-    _add_debug_headers,
     _after_response,
     _answer,
-    _debug_requested,
     _defer_scoring,
     _dumps,
     _forward_json,
@@ -41,6 +39,7 @@ from ragtap.proxy.chat import (  # the chat path's helpers, shared rather than c
     _read_exchange,
     _relay_too_large,
     _request_bytes,
+    _score_split,
     _send,
     _PENDING,
     _TooLarge,
@@ -56,7 +55,6 @@ from ragtap.proxy.upstream import response_headers
 from ragtap.recognise import recognise_responses
 from ragtap.recognise.responses import chat_view, client_owned_format, file_search_context, offers_file_search
 from ragtap.split.responses import ClientEcho, first_text_part, split_response
-from ragtap.tokens import count_tokens
 from ragtap.types import RagContext
 
 
@@ -195,14 +193,7 @@ async def _injected(
     note_response(reply, record)
     if context is None:
         return web.Response(status=upstream.status, body=_dumps(reply) or data, headers=headers)
-    interaction = _interaction(context, split.answer, split.supporting, split.unscored_reason, record)
-    if _debug_requested(request, state):
-        if split.supporting:
-            record.supporting_tokens = count_tokens(split.supporting, interaction.model)
-        assessment = await state.scoring.score_now(interaction, state.config.server.debug_wait_s) if state.scoring else None
-        _add_debug_headers(headers, assessment, split.unscored_reason)
-    else:
-        _defer_scoring(request, interaction)
+    await _score_split(request, state, context, split, record, headers)
     return web.Response(status=upstream.status, body=_dumps(reply) or data, headers=headers)
 
 
