@@ -235,7 +235,7 @@ WORDS = ("refund", "delivery", "warranty", "parcel", "invoice", "account", "pass
 def synthetic_rows(count: int, seed: int = 1) -> list[Any]:
     from ragtap.config import DEFAULT_THRESHOLDS
     from ragtap.store.base import CapturedInteraction
-    from ragtap.types import ClaimSupport, Document, Scores
+    from ragtap.types import ClaimOutcome, ClaimSupport, Document, Scores
 
     rng = random.Random(seed)
     now = time.time()
@@ -245,7 +245,7 @@ def synthetic_rows(count: int, seed: int = 1) -> list[Any]:
         words = [rng.choice(WORDS) for _ in range(60)]
         docs = tuple(Document(" ".join(rng.choice(WORDS) for _ in range(60)), f"doc-{i}-{d}") for d in range(3))
         answer = " ".join(words[:30]) + "."
-        claims = tuple(ClaimSupport("answer", answer[k * 20:k * 20 + 20], k * 20, k * 20 + 20, rng.random() < 0.7, "lexical",
+        claims = tuple(ClaimSupport("answer", answer[k * 20:k * 20 + 20], k * 20, k * 20 + 20, ClaimOutcome.of_supported(rng.random() < 0.7), "lexical",
                                     rng.random(), 0, 0, 100, rng.random(), (), ()) for k in range(3))
         rare = " zeppelin" if i % 10_000 == 0 else ""
         rows.append(CapturedInteraction(

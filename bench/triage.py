@@ -44,7 +44,7 @@ from ragtap.store.factory import open_store  # noqa: E402
 from ragtap.store.settings import StoreSettings  # noqa: E402
 from ragtap.triage.routes import add_triage_routes  # noqa: E402
 from ragtap.triage.settings import TriageSettings  # noqa: E402
-from ragtap.types import ClaimSupport, Document, Scores  # noqa: E402
+from ragtap.types import ClaimOutcome, ClaimSupport, Document, Scores  # noqa: E402
 
 NOW = time.time()
 VERDICTS = ("grounded", "parametric", "refusal", "unsupported_answer", "unscored")
@@ -62,8 +62,8 @@ def synthetic(i: int, rng: random.Random) -> CapturedInteraction:
     answer = f"{first} {second}"
     start = len(first) + 1
     claims = (
-        ClaimSupport("answer", first, 0, len(first), True, "lexical", 0.8, 0, 0, 60, 0.8, (), ()),
-        ClaimSupport("answer", second, start, start + len(second), False, "number_missing", 0.3, 0, 0, 60, 0.2, (str(1990 + i % 30),), ()),
+        ClaimSupport("answer", first, 0, len(first), ClaimOutcome.SUPPORTED, "lexical", 0.8, 0, 0, 60, 0.8, (), ()),
+        ClaimSupport("answer", second, start, start + len(second), ClaimOutcome.NOT_FOUND, "number_missing", 0.3, 0, 0, 60, 0.2, (str(1990 + i % 30),), ()),
     )
     scores = Scores(*(round(rng.uniform(0.2, 0.95), 3) for _ in range(6)), attributed_document=rng.randrange(2))
     return CapturedInteraction(

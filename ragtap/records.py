@@ -85,6 +85,7 @@ def claim_fields(claim: ClaimSupport) -> dict[str, Any]:
         "start": claim.start,
         "end": claim.end,
         "supported": claim.supported,
+        "outcome": claim.outcome.value,
         "reason": claim.reason,
         "similarity": None if claim.similarity is None else round(claim.similarity, 4),
         "lexical_precision": round(claim.lexical_precision, 4),
@@ -92,6 +93,9 @@ def claim_fields(claim: ClaimSupport) -> dict[str, Any]:
         "passage": None if claim.passage_start is None else [claim.passage_start, claim.passage_end],
         "missing_numbers": list(claim.missing_numbers),
         "missing_names": list(claim.missing_names),
+        "conflicts": list(claim.conflicts),
+        "evidence": None if claim.evidence_document is None else {
+            "document_index": claim.evidence_document, "start": claim.evidence_start, "end": claim.evidence_end},
     }
 
 
@@ -105,6 +109,7 @@ def assessment_fields(assessment: Assessment) -> dict[str, Any]:
         "poor_retrieval": assessment.poor_retrieval,
         "explanation": assessment.explanation,
         "unsupported_claims": len(assessment.unsupported_claims),
+        "contradicted_claims": len(assessment.contradicted_claims),
         "claims": [claim_fields(c) for c in assessment.claims],
     }
 

@@ -111,16 +111,32 @@ class Thresholds:
         return float(getattr(self, metric))
 
 
+class ClaimOutcome(str, enum.Enum):
+    """What the evidence says of one claim."""
+
+    SUPPORTED = "supported"  # the evidence states it
+    NOT_FOUND = "not_found"  # the evidence does not state it (added content: invented, or from the model's memory)
+    CONTRADICTED = "contradicted"  # the evidence it rests on says otherwise (a flipped negation, another number...)
+    NOT_JUDGED = "not_judged"  # too short to assert anything checkable ("Yes.", "Here is how:")
+
+    @classmethod
+    def of_supported(cls, supported: bool | None) -> ClaimOutcome:
+        """The outcome a yes/no/not-judged decision stands for (no contradiction)."""
+        if supported is None:
+            return cls.NOT_JUDGED
+        return cls.SUPPORTED if supported else cls.NOT_FOUND
+
+
 @dataclass(frozen=True, slots=True)
 class ClaimSupport:
-    """One claim and the evidence for it.  `supported` is None when the claim was not judged (too few words)."""
+    """One claim and the evidence for it."""
 
     of: str  # "answer" or "supporting": which text the offsets point into
     text: str
     start: int
     end: int
-    supported: bool | None
-    reason: str  # lexical | similar | lexical_and_similar | number_missing | name_missing | no_evidence | too_short
+    outcome: ClaimOutcome
+    reason: str  # why: lexical | similar | lexical_and_similar | number_missing | name_missing | no_evidence | too_short | contradicted
     similarity: float | None  # best cosine over the evidence passages
     document: int | None  # index of the document holding the best passage (None: the supporting content)
     passage_start: int | None  # offsets of that passage in its document
@@ -128,6 +144,24 @@ class ClaimSupport:
     lexical_precision: float
     missing_numbers: tuple[str, ...]
     missing_names: tuple[str, ...]
+    # What the aligned evidence says otherwise, one entry per mismatch (e.g. "negation", "number: 3 year vs 2 year");
+    # empty unless the outcome is CONTRADICTED.
+    conflicts: tuple[str, ...] = ()
+    # The sentence window of the documents the claim was aligned with (document index, character offsets).
+    evidence_document: int | None = None
+    evidence_start: int | None = None
+    evidence_end: int | None = None
+
+    @property
+    def supported(self) -> bool | None:
+        """True / False for a judged claim (False: not found or contradicted), None when it was not judged."""
+        if self.outcome is ClaimOutcome.NOT_JUDGED:
+            return None
+        return self.outcome is ClaimOutcome.SUPPORTED
+
+    @property
+    def contradicted(self) -> bool:
+        return self.outcome is ClaimOutcome.CONTRADICTED
 
 
 @dataclass(frozen=True, slots=True)
@@ -146,3 +180,8 @@ class Assessment:
     def unsupported_claims(self) -> tuple[ClaimSupport, ...]:
         """The answer's claims the evidence does not support (what the triage page highlights)."""
         return tuple(c for c in self.claims if c.of == "answer" and c.supported is False)
+
+    @property
+    def contradicted_claims(self) -> tuple[ClaimSupport, ...]:
+        """The answer's claims that the evidence they rest on contradicts (a subset of `unsupported_claims`)."""
+        return tuple(c for c in self.claims if c.of == "answer" and c.contradicted)

@@ -13,7 +13,7 @@ from ragtap import cli
 from ragtap.evaluation.datasets import DatasetError
 from ragtap.evaluation.experiments.delucionqa import _ClaimTable, fit_claim_thresholds, load_split, macro_f1
 from ragtap.scoring.claims import ClaimThresholds
-from ragtap.types import Assessment, ClaimSupport, Scores, Verdict
+from ragtap.types import Assessment, ClaimOutcome, ClaimSupport, Scores, Verdict
 
 from conftest import use_embedder
 
@@ -56,7 +56,7 @@ def test_a_bad_line_is_one_clear_error(tmp_path: Path) -> None:
 
 
 def claim(lexical: float, similarity: float, reason: str = "no_evidence") -> ClaimSupport:
-    return ClaimSupport("answer", "x y", 0, 3, False, reason, similarity, 0, 0, 3, lexical, (), ())
+    return ClaimSupport("answer", "x y", 0, 3, ClaimOutcome.NOT_FOUND, reason, similarity, 0, 0, 3, lexical, (), ())
 
 
 def assessment(*claims: ClaimSupport, verdict: Verdict = Verdict.UNSUPPORTED_ANSWER) -> Assessment:

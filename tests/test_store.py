@@ -21,7 +21,7 @@ from ragtap.store.base import CapturedInteraction, InvalidLabel, Label, StoreErr
 from ragtap.store.factory import open_store
 from ragtap.store.settings import StoreSettings
 from ragtap.store.threaded import ThreadedStore
-from ragtap.types import ClaimSupport, Document, Scores
+from ragtap.types import ClaimOutcome, ClaimSupport, Document, Scores
 
 NOW = 1_790_000_000.0
 _databases = itertools.count()
@@ -65,7 +65,7 @@ async def make_store(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIte
 
 
 def captured(i: int, **changes: Any) -> CapturedInteraction:
-    claim = ClaimSupport("answer", "Paris is in Spain.", 0, 18, False, "name_missing", 0.41, 1, 10, 60, 0.25, ("1889",), ("Spain",))
+    claim = ClaimSupport("answer", "Paris is in Spain.", 0, 18, ClaimOutcome.NOT_FOUND, "name_missing", 0.41, 1, 10, 60, 0.25, ("1889",), ("Spain",))
     item = CapturedInteraction(
         id=f"row-{i:06d}", time=NOW - i, question=f"Where is the tower number {i}?",
         documents=(Document("The Eiffel tower is in Paris, built 1889.", "doc-a"), Document("Unrelated café text ünïcode")),

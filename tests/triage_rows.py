@@ -11,7 +11,7 @@ from typing import Any
 
 from ragtap.config import DEFAULT_THRESHOLDS
 from ragtap.store.base import CapturedInteraction
-from ragtap.types import ClaimSupport, Document, Scores
+from ragtap.types import ClaimOutcome, ClaimSupport, Document, Scores
 
 NOW = 1_790_000_000.0
 VERDICT_CYCLE = ("parametric", "grounded", "refusal", "unsupported_answer", "unscored")
@@ -27,8 +27,8 @@ def answer_with_claims(prefix: str = "") -> tuple[str, tuple[ClaimSupport, ...]]
     answer = f"{first} {second}"
     start = len(first) + 1
     claims = (
-        ClaimSupport("answer", first, 0, len(first), True, "lexical", 0.81, 0, 0, 40, 0.8, (), ()),
-        ClaimSupport("answer", second, start, start + len(second), False, "number_missing", 0.33, 0, 0, 40, 0.2, ("1999",), ()),
+        ClaimSupport("answer", first, 0, len(first), ClaimOutcome.SUPPORTED, "lexical", 0.81, 0, 0, 40, 0.8, (), ()),
+        ClaimSupport("answer", second, start, start + len(second), ClaimOutcome.NOT_FOUND, "number_missing", 0.33, 0, 0, 40, 0.2, ("1999",), ()),
     )
     assert answer[start:start + len(second)] == second
     return answer, claims

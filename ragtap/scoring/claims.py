@@ -35,7 +35,7 @@ import numpy as np
 from ragtap.scoring.lexical import DocumentVocabulary, LexicalEvidence, lexical_evidence, names, numbers
 from ragtap.scoring.passages import Passage
 from ragtap.scoring.sentences import sentence_spans
-from ragtap.types import ClaimSupport
+from ragtap.types import ClaimOutcome, ClaimSupport
 
 # A list item's marker is not part of its claim: "- Use jack stands." / "2) Loosen the lug nuts."
 _BARE_MARKER = re.compile(r"\(?\d{1,3}[.)]")
@@ -101,7 +101,7 @@ def judge_claim(claim: Claim, vector: np.ndarray, evidence: Evidence, thresholds
 
     def result(supported: bool | None, reason: str) -> ClaimSupport:
         return ClaimSupport(
-            of, claim.text, claim.start, claim.end, supported, reason, similarity, document, passage_start, passage_end,
+            of, claim.text, claim.start, claim.end, ClaimOutcome.of_supported(supported), reason, similarity, document, passage_start, passage_end,
             lexical.precision, lexical.missing_numbers, lexical.missing_names,
         )
 
@@ -132,7 +132,7 @@ def rejudge(claim: ClaimSupport, thresholds: ClaimThresholds) -> ClaimSupport:
     if claim.reason in ("number_missing", "name_missing", "too_short"):
         return claim
     supported, reason = decide(claim.lexical_precision, claim.similarity, thresholds)
-    return dataclasses.replace(claim, supported=supported, reason=reason)
+    return dataclasses.replace(claim, outcome=ClaimOutcome.of_supported(supported), reason=reason)
 
 
 def unsupported(claims: Sequence[ClaimSupport], of: str) -> list[ClaimSupport]:

@@ -20,7 +20,7 @@ from typing import Any
 import orjson
 
 from ragtap.store.base import CapturedInteraction, Label, Page, StoreQuery, UnknownInteraction, decode_cursor, encode_cursor
-from ragtap.types import METRICS, ClaimSupport, Document, Scores, Thresholds
+from ragtap.types import METRICS, ClaimOutcome, ClaimSupport, Document, Scores, Thresholds
 
 COLUMNS: tuple[str, ...] = (
     "id", "time", "verdict", "poor_retrieval", "model", "user_id", "session_id", "latency_ms",
@@ -54,16 +54,23 @@ INDEX_SQL: tuple[str, ...] = (
 # ----------------------------------------------------------------------------------------------- rows <-> records
 def _claim_json(claim: ClaimSupport) -> dict[str, Any]:
     return {
-        "of": claim.of, "text": claim.text, "start": claim.start, "end": claim.end, "supported": claim.supported,
+        "of": claim.of, "text": claim.text, "start": claim.start, "end": claim.end, "outcome": claim.outcome.value,
         "reason": claim.reason, "similarity": claim.similarity, "document": claim.document,
         "passage_start": claim.passage_start, "passage_end": claim.passage_end,
         "lexical_precision": claim.lexical_precision, "missing_numbers": list(claim.missing_numbers),
-        "missing_names": list(claim.missing_names),
+        "missing_names": list(claim.missing_names), "conflicts": list(claim.conflicts),
+        "evidence_document": claim.evidence_document, "evidence_start": claim.evidence_start, "evidence_end": claim.evidence_end,
     }
 
 
 def _claim(data: dict[str, Any]) -> ClaimSupport:
-    return ClaimSupport(**{**data, "missing_numbers": tuple(data["missing_numbers"]), "missing_names": tuple(data["missing_names"])})
+    data = dict(data)
+    if "outcome" in data:
+        outcome = ClaimOutcome(data.pop("outcome"))
+    else:  # a row written before claims had outcomes (supported: true / false / null)
+        outcome = ClaimOutcome.of_supported(data.pop("supported"))
+    tuples = {key: tuple(data.get(key, ())) for key in ("missing_numbers", "missing_names", "conflicts")}
+    return ClaimSupport(**{**data, **tuples, "outcome": outcome})
 
 
 def row_values(item: CapturedInteraction) -> tuple[Any, ...]:

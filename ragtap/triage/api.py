@@ -185,11 +185,14 @@ def _claim_json(claim: ClaimSupport) -> dict[str, Any]:
         "end": claim.end,
         "text": claim.text,
         "supported": claim.supported,
+        "outcome": claim.outcome.value,
         "reason": claim.reason,
         "similarity": claim.similarity,
         "document": claim.document,
         "missing_numbers": list(claim.missing_numbers),
         "missing_names": list(claim.missing_names),
+        "conflicts": list(claim.conflicts),
+        "evidence": None if claim.evidence_document is None else [claim.evidence_document, claim.evidence_start, claim.evidence_end],
     }
 
 
