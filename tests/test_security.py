@@ -14,6 +14,7 @@ import json
 import logging
 import signal
 import socket
+import time
 from pathlib import Path
 from typing import Any
 
@@ -161,7 +162,11 @@ async def test_ragtap_serve_at_debug_prints_no_secret_and_binds_loopback(tmp_pat
                 async with session.get(f"http://127.0.0.1:{port}/metrics", headers={"Authorization": f"Bearer {metrics_token}"}) as response:
                     assert response.status == 200
                     metrics_text = await response.text()
-            await asyncio.sleep(1.0)  # let scoring catch up before the drain
+            # Scoring caught up before the drain: the three RAG interactions are in the JSONL log (bounded wait).
+            deadline = time.monotonic() + 30
+            while time.monotonic() < deadline and (not interactions.exists() or interactions.read_text().count("\n") < 3):
+                await asyncio.sleep(0.05)
+            assert interactions.read_text().count("\n") >= 3
         finally:
             process.send_signal(signal.SIGTERM)
             stdout, stderr = await asyncio.wait_for(process.communicate(), 20)

@@ -80,6 +80,19 @@ async def stream_text(response: aiohttp.ClientResponse) -> tuple[str, bytes]:
     return text, raw
 
 
+async def _listener_closed(port: int, timeout: float) -> bool:
+    """True once a connection to `port` is refused (polled: the signal is handled when the process gets to it)."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        try:
+            _, writer = await asyncio.wait_for(asyncio.open_connection("127.0.0.1", port), 1.0)
+        except ConnectionRefusedError:
+            return True
+        writer.close()
+        await asyncio.sleep(0.02)
+    return False
+
+
 @pytest.mark.slow
 async def test_sigterm_finishes_the_stream_refuses_new_connections_drains_and_exits_0(tmp_path) -> None:
     grace = 6.0
@@ -96,10 +109,7 @@ async def test_sigterm_finishes_the_stream_refuses_new_connections_drains_and_ex
                 await response.content.readany()  # the stream is under way
                 sent_at = time.monotonic()
                 process.send_signal(signal.SIGTERM)
-                await asyncio.sleep(0.3)
-                with pytest.raises(aiohttp.ClientConnectorError):  # the listener is closed
-                    async with aiohttp.ClientSession() as fresh:
-                        await fresh.get(f"http://127.0.0.1:{port}/healthz")
+                assert await _listener_closed(port, timeout=5.0)  # new connections are refused ...
                 text, raw = await stream_text(response)
         assert raw.endswith(b"data: [DONE]\n\n")
         code = await asyncio.wait_for(process.wait(), grace + 5)
@@ -118,7 +128,8 @@ async def test_sigterm_finishes_the_stream_refuses_new_connections_drains_and_ex
 @pytest.mark.slow
 async def test_a_stream_longer_than_the_grace_period_is_cut_and_the_process_still_exits_0(tmp_path) -> None:
     grace = 1.0
-    async with ScriptedUpstream(slow_stream_script(writes=60, delay_s=0.1)) as upstream:
+    # A stream of ~30 s (60 writes 0.5 s apart): the process must end it at the grace period, long before that.
+    async with ScriptedUpstream(slow_stream_script(writes=60, delay_s=0.5)) as upstream:
         process, port, _ = await start_ragtap(
             f'[server]\nport = PORT\nupstream = "{upstream.base_url}"\nshutdown_grace_s = {grace}\n[scoring]\nenabled = false\n', tmp_path)
         body = {"model": "gpt-4o-mini", "messages": rag_messages(), "stream": True, **explicit()}
@@ -132,7 +143,9 @@ async def test_a_stream_longer_than_the_grace_period_is_cut_and_the_process_stil
         code = await asyncio.wait_for(process.wait(), 10)
         exited_after = time.monotonic() - sent_at
     assert code == 0
-    assert grace * 0.9 < exited_after < grace + 1.5, exited_after
+    # It waited for the grace period, then cut the stream: it did not wait for the stream's end. (The margin is
+    # wide because a loaded machine takes seconds to tear a process down; measured 1.1 s idle, 3.6 s at load 8.)
+    assert grace * 0.9 < exited_after < 10, exited_after
 
 
 def _config(upstream_url: str, grace: float, **sections: dict[str, Any]):  # type: ignore[no-untyped-def]
