@@ -23,8 +23,10 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
 
 
 async def _serve(config) -> None:  # type: ignore[no-untyped-def]
+    from ragtap.proxy.open_files import raise_open_files_limit
     from ragtap.proxy.server import RagtapServer
 
+    raise_open_files_limit()  # every client connection is a file descriptor: take what the hard limit allows
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGINT, signal.SIGTERM):
