@@ -69,6 +69,7 @@ import re
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from ragtap.split.text_pieces import TextPieces
 from ragtap.types import SplitReply
 
 # --- unscored reasons: a fixed set, they become metric labels ---------------------------------------------
@@ -308,8 +309,9 @@ class AnswerStreamExtractor:
         self._fed = 0  # characters fed so far
         self.overflow = False  # more than `max_chars` were fed: nothing more is kept
         self._state = _S.PRELUDE
-        self._raw: list[str] | None = []  # pieces fed while a fall back to raw mode is still possible
-        self._out: list[str] = []  # everything handed to the app
+        # (kept as TextPieces, not lists of the pieces: a list of 4-character strings costs ~15 times the text)
+        self._raw: TextPieces | None = TextPieces()  # pieces fed while a fall back to raw mode is still possible
+        self._out = TextPieces()  # everything handed to the app
         self._switch: str | None = None  # held text to forward on switching to raw mode during a feed
         self._reason: str | None = None  # why we switched to raw mode
         self._fence_ticks = 0
@@ -327,13 +329,13 @@ class AnswerStreamExtractor:
         self._answer_visible = False  # non-whitespace answer text has been forwarded
         self._answer_hold: list[str] = []  # the answer's leading whitespace, not forwarded yet
         self._support = _NONE
-        self._support_parts: list[str] = []
+        self._support_parts = TextPieces()
         self._support_reason: str | None = None  # set when the support value is unrecoverable
         self._skip_stack: list[str] = []  # closing brackets expected inside a skipped value
         self._skip_in_string = False
         self._skip_escape = False
         self._skip_scalar = False
-        self._capture: list[str] | None = None  # raw text of a non-string answer/support value
+        self._capture: TextPieces | None = None  # raw text of a non-string answer/support value
         self._result: StreamResult | None = None
 
     # --- public API ----------------------------------------------------------------------------------------
@@ -382,7 +384,7 @@ class AnswerStreamExtractor:
 
     def _drop_kept(self) -> None:
         """Over `max_chars`: free what only scoring would have used (the answer kept so far stays, for the record)."""
-        self._support_parts = []
+        self._support_parts = TextPieces()
         self._capture = None
         self._key_parts = []
 
@@ -404,31 +406,31 @@ class AnswerStreamExtractor:
     def _outcome(self, truncated: bool) -> StreamResult:
         state = self._state
         if state is _S.RAW:
-            return StreamResult("", "".join(self._out), None, "raw", self._reason)
+            return StreamResult("", self._out.text(), None, "raw", self._reason)
         if state is _S.TAIL_TEXT:  # the answer, then the upstream's text after the object: nothing to score
-            return StreamResult("", "".join(self._out), None, "json", TEXT_AFTER_JSON)
+            return StreamResult("", self._out.text(), None, "json", TEXT_AFTER_JSON)
         cut = TRUNCATED if truncated else INCOMPLETE_JSON
         if state is _S.PRELUDE or state is _S.FENCE:  # never reached "{"
-            held = "".join(self._raw or ())
+            held = self._raw.text() if self._raw is not None else ""
             reason = EMPTY if not held.strip() else (TRUNCATED if truncated else NOT_JSON)
             return self._raw_result(held, reason)
         if self._answer == _DONE or self._answer_visible:
-            answer = "".join(self._out)
+            answer = self._out.text()
             supporting: str | None = None
             if self._answer == _DONE:
                 reason = self._support_outcome(cut)
                 if self._support in (_DONE, _PARTIAL):
-                    supporting = "".join(self._support_parts)
+                    supporting = self._support_parts.text()
                 if not answer.strip():
                     reason = EMPTY_ANSWER
             else:  # cut inside the answer: what was forwarded stays the answer
                 reason = cut
                 if self._support == _DONE:
-                    supporting = "".join(self._support_parts)
+                    supporting = self._support_parts.text()
             return StreamResult("", answer, supporting, "json", reason, syntax_error=self._error)
         # Nothing was forwarded yet: give the app the upstream text unchanged.
         reason = ANSWER_NOT_STRING if self._answer == _INVALID else cut
-        return self._raw_result("".join(self._raw or ()), reason)
+        return self._raw_result(self._raw.text() if self._raw is not None else "", reason)
 
     def _support_outcome(self, cut: str) -> str | None:
         if self._support == _DONE:
@@ -445,14 +447,14 @@ class AnswerStreamExtractor:
         if remainder:
             self._keep(remainder)
         self._state = _S.RAW
-        return StreamResult(remainder, "".join(self._out), None, "raw", reason)
+        return StreamResult(remainder, self._out.text(), None, "raw", reason)
 
     # --- transitions ---------------------------------------------------------------------------------------
 
     def _to_raw(self, reason: str) -> None:
         # Only reachable while nothing was forwarded, so forwarding the held text loses and repeats nothing.
         assert not self._out and self._raw is not None
-        self._switch = "".join(self._raw)
+        self._switch = self._raw.text()
         self._raw = None
         self._reason = reason
         self._state = _S.RAW
@@ -626,7 +628,7 @@ class AnswerStreamExtractor:
         self._skip_in_string = in_string
         self._skip_escape = False
         self._skip_scalar = False
-        self._capture = [] if capture else None
+        self._capture = TextPieces() if capture else None
         self._state = _S.SKIP
 
     def _in_value_string(self, t: str, i: int, emitted: list[str]) -> int:
@@ -698,14 +700,15 @@ class AnswerStreamExtractor:
         if self._capture is None:
             return i
         self._capture.append(t[start:i])
-        raw = "".join(self._capture)
+        raw = self._capture.text()
         self._capture = None
         if self._role == "answer":  # only a string is the answer (see the module docstring)
             self._answer_done(None, emitted)
             return i
         text = _stringify(raw)
         if text is not None:
-            self._support_parts = [text]
+            self._support_parts = TextPieces()
+            self._support_parts.append(text)
             self._support = _DONE
         else:
             self._support = _INVALID
