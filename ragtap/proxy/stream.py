@@ -21,11 +21,11 @@ import orjson
 from aiohttp import web
 
 from ragtap.exchange import ExchangeRecord, note_usage
-from ragtap.proxy.sse import DONE_EVENT, SSEDecoder, SSELineTooLong, encode_event, take_comments
+from ragtap.proxy.sse import DONE_EVENT, SSEDecoder, encode_event, take_comments
 from ragtap.proxy.upstream import response_headers
 from ragtap.split.stream import DEFAULT_MAX_CHARS, REPLY_TOO_LARGE, AnswerStreamExtractor, StreamResult
 
-_UPSTREAM_BROKE = (aiohttp.ClientPayloadError, aiohttp.ClientConnectionError, TimeoutError, SSELineTooLong)
+_UPSTREAM_BROKE = (aiohttp.ClientPayloadError, aiohttp.ClientConnectionError, TimeoutError)
 
 
 @dataclass(slots=True)
