@@ -29,9 +29,10 @@ _FINAL_EVENTS = frozenset({"response.completed", "response.incomplete", "respons
 
 
 class ResponsesStreamSplitter:
-    def __init__(self, echo: ClientEcho, max_kept_chars: int = DEFAULT_MAX_CHARS) -> None:
+    def __init__(self, echo: ClientEcho, max_kept_chars: int = DEFAULT_MAX_CHARS, *, only_ours: bool = False) -> None:
         self.echo = echo
-        self.extractor = AnswerStreamExtractor(max_kept_chars)
+        # `only_ours`: a follow-up turn ragtap did not inject (split_response's `embedded=False` reading)
+        self.extractor = AnswerStreamExtractor(max_kept_chars, only_ours=only_ours)
         self.result: StreamResult | None = None
         self.item_id: str | None = None  # the message item whose first output_text part is split
         self.content_index: int | None = None

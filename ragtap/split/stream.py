@@ -85,6 +85,7 @@ SUPPORTING_NOT_STRING = "supporting_not_string"  # the supporting content is an 
 EMPTY_ANSWER = "empty_answer"  # the answer string was complete but blank
 TEXT_AFTER_JSON = "text_after_json"  # text other than whitespace / a closing fence after the object
 REPLY_TOO_LARGE = "reply_too_large"  # more text than the extractor keeps (`max_chars`): forwarded, not kept
+OTHER_JSON = "other_json"  # `only_ours`: a JSON object with keys of its own (the app's JSON, not ragtap's)
 
 REASONS: frozenset[str] = frozenset(
     {
@@ -100,6 +101,7 @@ REASONS: frozenset[str] = frozenset(
         EMPTY_ANSWER,
         TEXT_AFTER_JSON,
         REPLY_TOO_LARGE,
+        OTHER_JSON,
     }
 )
 
@@ -304,8 +306,13 @@ DEFAULT_MAX_CHARS = 4_000_000  # about a million tokens of text: far beyond any 
 class AnswerStreamExtractor:
     """Feed the model's content pieces as they arrive; forward what `feed()` returns, then `finish()`."""
 
-    def __init__(self, max_chars: int = DEFAULT_MAX_CHARS) -> None:
+    def __init__(self, max_chars: int = DEFAULT_MAX_CHARS, *, only_ours: bool = False) -> None:
         self._max_chars = max_chars
+        # A turn ragtap did not inject (a follow-up of one it did): only an object whose keys are all ragtap's, an
+        # answer and a supporting content, is ragtap's format; any other object is the app's own JSON, unchanged.
+        # Keys can come in any order, so the answer is held until the object closes (`_held_answer`).
+        self._only_ours = only_ours
+        self._held_answer: TextPieces | None = TextPieces() if only_ours else None
         self._fed = 0  # characters fed so far
         self.overflow = False  # more than `max_chars` were fed: nothing more is kept
         self._state = _S.PRELUDE
@@ -414,6 +421,8 @@ class AnswerStreamExtractor:
             held = self._raw.text() if self._raw is not None else ""
             reason = EMPTY if not held.strip() else (TRUNCATED if truncated else NOT_JSON)
             return self._raw_result(held, reason)
+        if self._held_answer is not None:  # `only_ours`, the object never closed: not known to be ragtap's
+            return self._raw_result(self._raw.text() if self._raw is not None else "", cut)
         if self._answer == _DONE or self._answer_visible:
             answer = self._out.text()
             supporting: str | None = None
@@ -456,25 +465,38 @@ class AnswerStreamExtractor:
         assert not self._out and self._raw is not None
         self._switch = self._raw.text()
         self._raw = None
+        self._held_answer = None
         self._reason = reason
         self._state = _S.RAW
 
     def _syntax_error(self) -> None:
-        if self._answer == _DONE or self._answer_visible:
+        if (self._answer == _DONE and not self._only_ours) or self._answer_visible:
             self._error = True
             self._state = _S.IGNORE
         else:
             self._to_raw(INVALID_JSON)
 
-    def _close(self) -> None:
+    def _close(self, emitted: list[str]) -> None:
         self._closed = True
-        if self._answer == _DONE:
+        if self._answer == _DONE and self._held_answer is not None:  # `only_ours`: the object was ragtap's?
+            if self._support == _NONE:
+                self._to_raw(OTHER_JSON)
+                return
+            emitted.append(self._held_answer.text())
+            self._held_answer = None
+            self._answer_visible = True
+            self._raw = None
+            self._state = _S.TAIL
+        elif self._answer == _DONE:
             self._state = _S.TAIL
         else:
             self._to_raw(ANSWER_NOT_STRING if self._answer == _INVALID else NO_ANSWER)
 
     def _forward_answer(self, text: str, emitted: list[str]) -> None:
         if not text:
+            return
+        if self._held_answer is not None:  # `only_ours`: held until the object closes
+            self._held_answer.append(text)
             return
         if self._answer_visible:
             emitted.append(text)
@@ -496,7 +518,8 @@ class AnswerStreamExtractor:
             emitted.append("".join(self._answer_hold))
             self._answer_hold.clear()
         self._answer = _DONE
-        self._raw = None
+        if self._held_answer is None:  # (`only_ours` keeps the raw text until the object closes)
+            self._raw = None
 
     # --- the state machine ---------------------------------------------------------------------------------
 
@@ -530,7 +553,7 @@ class AnswerStreamExtractor:
                 self._key_parts = []
                 self._state = _S.KEY
             elif c == "}":  # also after a trailing comma
-                self._close()
+                self._close(emitted)
             else:
                 self._syntax_error()
         elif state is _S.COLON:
@@ -544,7 +567,7 @@ class AnswerStreamExtractor:
             if c == ",":
                 self._state = _S.KEY_OR_END
             elif c == "}":
-                self._close()
+                self._close(emitted)
             else:
                 self._syntax_error()
         return i + 1
@@ -590,6 +613,9 @@ class AnswerStreamExtractor:
             self._key_parts.append(decoded)
         if self._key_decoder.done:
             role = _role_of("".join(self._key_parts))
+            if self._only_ours and (not role or (role == "answer" and self._answer != _NONE) or (role == "support" and self._support != _NONE)):
+                self._to_raw(OTHER_JSON)  # a key of the app's own (or one repeated): not ragtap's object
+                return i
             # The first occurrence wins: text already forwarded cannot be taken back.
             if (role == "answer" and self._answer != _NONE) or (role == "support" and self._support != _NONE):
                 role = ""
@@ -716,8 +742,8 @@ class AnswerStreamExtractor:
         return i
 
 
-def extract(text: str, *, truncated: bool = False) -> StreamResult:
+def extract(text: str, *, truncated: bool = False, only_ours: bool = False) -> StreamResult:
     """Run the extractor over a complete text in one piece."""
-    extractor = AnswerStreamExtractor()
+    extractor = AnswerStreamExtractor(only_ours=only_ours)
     extractor.feed(text)
     return extractor.finish(truncated=truncated)
