@@ -8,19 +8,16 @@ fired: /healthz hung and nothing was logged or counted."""
 from __future__ import annotations
 
 import asyncio
-import os
 import re
 import resource
 import signal
-import sys
 from pathlib import Path
 
 import aiohttp
 import pytest
 
-from conftest import free_port
+from test_shutdown import start_ragtap
 
-ROOT = Path(__file__).resolve().parents[1]
 SLOW = 1100
 NEEDED_HERE = SLOW + 400  # this process holds the other end of every slow connection
 
@@ -45,36 +42,16 @@ def enough_descriptors_here():  # type: ignore[no-untyped-def]
 
 async def _serve(tmp_path: Path, soft: int, hard: int) -> tuple[asyncio.subprocess.Process, int, str]:
     """`ragtap serve` with RLIMIT_NOFILE set to (soft, hard) from its start: (process, port, stderr up to listening)."""
-    port = free_port()
-    config = tmp_path / "ragtap.toml"
     # Client timeouts far beyond the test: only the connection limit may close the slow connections.
-    config.write_text(f'[server]\nport = {port}\nupstream = "http://127.0.0.1:9/v1"\nshutdown_grace_s = 1.0\n'
-                      "[scoring]\nenabled = false\n[clients]\nheader_timeout_s = 300\nidle_timeout_s = 300\n")
-    process = await asyncio.create_subprocess_exec(
-        sys.executable, "-m", "ragtap", "serve", "--config", str(config), cwd=ROOT,
-        stdout=asyncio.subprocess.DEVNULL, stderr=asyncio.subprocess.PIPE, preexec_fn=_limit_open_files(soft, hard),
-        env={**{k: v for k, v in os.environ.items() if not k.startswith(("RAGTAP_", "OTEL_"))}, "PYTHONPATH": str(ROOT)},
-    )
-    lines = []
-    try:
-        async with asyncio.timeout(60):
-            while True:
-                line = (await process.stderr.readline()).decode()  # type: ignore[union-attr]
-                if not line:
-                    raise AssertionError(f"ragtap exited: {process.returncode}: {''.join(lines)}")
-                lines.append(line)
-                if "ragtap listening on" in line:
-                    return process, port, "".join(lines)
-    except BaseException:
-        process.kill()
-        await process.wait()
-        raise
+    config = ('[server]\nport = PORT\nupstream = "http://127.0.0.1:9/v1"\nshutdown_grace_s = 1.0\n'
+              "[scoring]\nenabled = false\n[clients]\nheader_timeout_s = 300\nidle_timeout_s = 300\n")
+    return await start_ragtap(config, tmp_path, preexec_fn=_limit_open_files(soft, hard))
 
 
 async def _stop(process: asyncio.subprocess.Process) -> str:
     process.send_signal(signal.SIGTERM)
     _, stderr = await asyncio.wait_for(process.communicate(), 30)
-    return stderr.decode()
+    return stderr.decode()  # type: ignore[union-attr]
 
 
 async def _slow_connection(port: int) -> asyncio.StreamWriter | None:

@@ -19,6 +19,7 @@ import os
 import signal
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -46,23 +47,26 @@ def slow_stream_script(writes: int, delay_s: float):  # type: ignore[no-untyped-
     return script
 
 
-async def start_ragtap(config_text: str, tmp_path: Path, env: dict[str, str] | None = None) -> tuple[asyncio.subprocess.Process, int, str]:
-    """`ragtap serve` in a subprocess; returns (process, port, the banner line)."""
+async def start_ragtap(config_text: str, tmp_path: Path, env: dict[str, str] | None = None,
+                       preexec_fn: Callable[[], None] | None = None) -> tuple[asyncio.subprocess.Process, int, str]:
+    """`ragtap serve` in a subprocess; returns (process, port, its stderr up to and including the banner line)."""
     port = free_port()
     config = tmp_path / "ragtap.toml"
     config.write_text(config_text.replace("PORT", str(port)))
     process = await asyncio.create_subprocess_exec(
-        RAGTAP, "serve", "--config", str(config), stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
+        RAGTAP, "serve", "--config", str(config), stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE, preexec_fn=preexec_fn,
         env={**{k: v for k, v in os.environ.items() if not k.startswith(("RAGTAP_", "OTEL_"))}, **(env or {})},
     )
+    lines: list[str] = []
     try:
         async with asyncio.timeout(60):
             while True:
                 line = (await process.stderr.readline()).decode()  # type: ignore[union-attr]
                 if not line:
-                    raise AssertionError(f"ragtap exited: {process.returncode}")
+                    raise AssertionError(f"ragtap exited: {process.returncode}: {''.join(lines)}")
+                lines.append(line)
                 if "ragtap listening on" in line:
-                    return process, port, line
+                    return process, port, "".join(lines)
     except BaseException:
         process.kill()
         await process.wait()
