@@ -23,7 +23,7 @@ from aiohttp import web
 
 from ragtap.exchange import ExchangeRecord, note_usage
 from ragtap.proxy.exchange_path import (
-    INCOMPLETE, AnswerGate, Exchange, KeptText, StreamOutcome, broken_off, copy_events, open_gate, open_stream, pump_events,
+    INCOMPLETE, AnswerGate, Exchange, KeptText, StreamOutcome, broken_off, copy_events, open_gate, open_stream, parse_object, pump_events,
 )
 from ragtap.proxy.sse import DONE_EVENT, encode_event
 from ragtap.split.stream import AnswerStreamExtractor, REPLY_TOO_LARGE, StreamResult
@@ -188,13 +188,8 @@ async def relay_observed(exchange: Exchange, upstream: aiohttp.ClientResponse) -
 
 
 def _collect(payload: bytes, parts: KeptText, record: ExchangeRecord) -> None:
-    if payload == b"[DONE]":
-        return
-    try:
-        event = orjson.loads(payload)
-    except orjson.JSONDecodeError:
-        return
-    if not isinstance(event, dict):
+    event = parse_object(payload) if payload != b"[DONE]" else None
+    if event is None:
         return
     _note_event(event, record)
     choices = event.get("choices")

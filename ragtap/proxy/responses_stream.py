@@ -19,7 +19,7 @@ from aiohttp import web
 
 from ragtap.exchange import ExchangeRecord, note_usage
 from ragtap.proxy.exchange_path import (
-    INCOMPLETE, AnswerGate, Exchange, KeptText, StreamOutcome, broken_off, copy_events, open_gate, open_stream, pump_events,
+    INCOMPLETE, AnswerGate, Exchange, KeptText, StreamOutcome, broken_off, copy_events, open_gate, open_stream, parse_object, pump_events,
 )
 from ragtap.proxy.sse import encode_event
 from ragtap.split.responses import ClientEcho, was_truncated
@@ -141,11 +141,8 @@ class _TextCollector:
         self.final: dict[str, Any] | None = None  # the response object of the final event
 
     def on_payload(self, payload: bytes) -> None:
-        try:
-            event = orjson.loads(payload)
-        except orjson.JSONDecodeError:
-            return
-        if not isinstance(event, dict):
+        event = parse_object(payload)
+        if event is None:
             return
         _note_event(event, self.record)
         kind = event.get("type")

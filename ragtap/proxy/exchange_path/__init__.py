@@ -16,7 +16,8 @@ shape's own: how to inject, how to split, how to write the answer back.
 """
 
 from ragtap.proxy.exchange_path.handoff import add_debug_headers, after_response, assess_now, interaction_for, score_later, settle_whole_reply
-from ragtap.proxy.exchange_path.read import Exchange, RequestTooDeep, dumps, parse_object, read_exchange, request_bytes
+from ragtap.proxy.errors import RequestTooDeep
+from ragtap.proxy.exchange_path.read import Exchange, dumps, parse_object, read_exchange, request_bytes
 from ragtap.proxy.exchange_path.respond import TooLarge, read_bounded, relay_too_large, respond
 from ragtap.proxy.exchange_path.seams import AnswerGate, ExchangeSteps, GateFactory, WholeReply, WholeReplyStep, open_gate
 from ragtap.proxy.exchange_path.send import forward_json, forward_raw, retry_without_json_mode, send_json

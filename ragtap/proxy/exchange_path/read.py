@@ -17,6 +17,7 @@ import orjson
 from aiohttp import web
 
 from ragtap.exchange import ExchangeRecord, note_request
+from ragtap.proxy.errors import RequestTooDeep
 from ragtap.proxy.requestlog import log
 from ragtap.proxy.state import STATE, ProxyState
 from ragtap.recognise import Recognition
@@ -66,10 +67,6 @@ def dumps(value: Any) -> bytes | None:
             return json.dumps(value, ensure_ascii=False, separators=(",", ":")).encode()
         except (RecursionError, ValueError, TypeError):
             return None
-
-
-class RequestTooDeep(Exception):
-    """A request ragtap must rewrite is nested deeper than it can write back (see `dumps`)."""
 
 
 def request_bytes(body: dict[str, Any]) -> bytes:

@@ -13,11 +13,10 @@ import aiohttp
 from aiohttp import web
 
 from ragtap.exchange import ExchangeRecord
-from ragtap.proxy.errors import UpstreamUnavailable, bad_path_response, openai_error
+from ragtap.proxy.errors import BadPath, RequestTooDeep, UpstreamUnavailable, failure_response
 from ragtap.proxy.exchange_path.handoff import after_response, score_later
-from ragtap.proxy.exchange_path.read import Exchange, RequestTooDeep
+from ragtap.proxy.exchange_path.read import Exchange
 from ragtap.proxy.passthrough import relay_response
-from ragtap.proxy.upstream import BadPath
 from ragtap.split.stream import REPLY_TOO_LARGE
 
 
@@ -28,17 +27,8 @@ async def respond(exchange: Exchange, route: Awaitable[web.StreamResponse]) -> w
     loop = asyncio.get_running_loop()
     try:
         response = await route
-    except UpstreamUnavailable as failure:
-        record.error_type, record.outcome, record.status = failure.error_type, "upstream_error", failure.response.status
-        response = failure.response
-    except BadPath:
-        record.status, record.error_type = 400, "bad_path"
-        response = bad_path_response()
-    except RequestTooDeep:
-        record.status, record.error_type = 400, "request_too_deep"
-        response = openai_error(
-            400, "ragtap: the request JSON is nested too deeply for ragtap to rewrite it", type_="invalid_request_error", code="request_too_deep"
-        )
+    except (UpstreamUnavailable, BadPath, RequestTooDeep) as failure:
+        response = failure_response(record, failure)
     except asyncio.CancelledError:  # the app hung up (or the grace period ran out): the upstream request is dropped
         record.outcome, record.finished_at = "incomplete", now()
         exchange.pending = None
