@@ -99,7 +99,7 @@ async def handle_responses(request: web.Request) -> web.StreamResponse:
     response = await respond(exchange, route)
     if (record.injected or follow_up) and record.response_id and body is not None and body.get("store") is not False:
         # The upstream keeps the JSON reply: a later GET of this id is split too (proxy/responses_store.py).
-        request.app[INJECTED_RESPONSES].remember(record.response_id, client_echo(body))
+        request.app[INJECTED_RESPONSES].remember(record.response_id, client_echo(body), injected=record.injected)
     return response
 
 
@@ -146,7 +146,7 @@ async def _injected(exchange: Exchange, body: dict[str, Any], *, inject: bool = 
     if upstream.status != 200:  # the upstream's own error: the app sees it unchanged
         return await relay_response(exchange.request, upstream, record, decompressed=True)
     if forwarded.get("stream") is True and "text/event-stream" in upstream.headers.get("Content-Type", ""):
-        response, outcome = await relay_responses_injected(exchange, upstream, echo)
+        response, outcome = await relay_responses_injected(exchange, upstream, echo, only_ours=not inject)
         score_later(exchange, outcome.answer, outcome.supporting, outcome.unscored_reason)
         return response
 

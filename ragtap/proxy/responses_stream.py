@@ -114,11 +114,14 @@ class _ResponsesRelay:
         await self.flush()
 
 
-async def relay_responses_injected(exchange: Exchange, upstream: aiohttp.ClientResponse, echo: ClientEcho) -> tuple[web.StreamResponse, StreamOutcome]:
+async def relay_responses_injected(exchange: Exchange, upstream: aiohttp.ClientResponse, echo: ClientEcho, *,
+                                   only_ours: bool = False) -> tuple[web.StreamResponse, StreamOutcome]:
+    """`only_ours`: a follow-up turn ragtap did not inject, split only when the model wrote ragtap's own object."""
     record = exchange.record
     out = await open_stream(exchange.request, upstream)
     gate = open_gate(exchange)
-    splitter = ResponsesStreamSplitter(echo, exchange.state.config.replies.max_kept_chars, gate.feed if gate is not None else None)
+    splitter = ResponsesStreamSplitter(echo, exchange.state.config.replies.max_kept_chars, gate.feed if gate is not None else None,
+                                       only_ours=only_ours)
     # One read can hold hundreds of events: the first answer text goes out at once (the app's time to first token).
     if not await pump_events(out, upstream, record, _ResponsesRelay(out, record, splitter, gate), flush_first_token=True):
         return out, INCOMPLETE

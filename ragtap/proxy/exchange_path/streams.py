@@ -18,11 +18,11 @@ import aiohttp
 from aiohttp import web
 
 from ragtap.exchange import ExchangeRecord
-from ragtap.proxy.sse import SSEDecoder, SSELineTooLong, take_comments
+from ragtap.proxy.sse import SSEDecoder, take_comments
 from ragtap.proxy.upstream import response_headers
 
 # What a broken or stalled upstream stream raises while it is read.
-UPSTREAM_BROKE = (aiohttp.ClientPayloadError, aiohttp.ClientConnectionError, TimeoutError, SSELineTooLong)
+UPSTREAM_BROKE = (aiohttp.ClientPayloadError, aiohttp.ClientConnectionError, TimeoutError)
 # An SSE comment (ignored by SSE clients) sent while the upstream is busy but nothing is for the app to see.
 KEEPALIVE = b": ragtap keep-alive\n\n"
 KEEPALIVE_AFTER_S = 1.0
