@@ -63,6 +63,7 @@ class _InjectedRelay:
     finish_reason: str | None = None
     held_finish: dict[str, Any] | None = None  # with a gate: the finish_reason chunk, sent after the released text
     done_sent: bool = False
+    unheld: bool = False  # an event was too large to hold: passed on unchanged, its content not split (not scored)
     # Events rewritten from one network read, sent together by `flush()`: one write (one syscall) per read
     # instead of one per event when the upstream's events arrive several at a time.
     pending: list[bytes] = field(default_factory=list)
@@ -72,6 +73,13 @@ class _InjectedRelay:
             data = self.pending[0] if len(self.pending) == 1 else b"".join(self.pending)
             self.pending.clear()
             await self.out.write(data)
+
+    @property
+    def ended(self) -> bool:
+        return self.done_sent
+
+    def on_unheld(self, event_type: str | None) -> None:
+        self.unheld = True
 
     async def on_payload(self, payload: bytes) -> None:
         """Rewrite one event into `pending`; the caller flushes after each network read."""
@@ -161,7 +169,7 @@ class _InjectedRelay:
 
     def outcome(self) -> StreamOutcome:
         result = self.result or self.extractor.finish(truncated=self.finish_reason in (None, "length"))
-        return StreamOutcome(result.answer, result.supporting, result.unscored_reason)
+        return StreamOutcome(result.answer, result.supporting, REPLY_TOO_LARGE if self.unheld else result.unscored_reason)
 
 
 async def relay_injected(exchange: Exchange, upstream: aiohttp.ClientResponse, *, forward_usage: bool) -> tuple[web.StreamResponse, StreamOutcome]:
@@ -169,7 +177,7 @@ async def relay_injected(exchange: Exchange, upstream: aiohttp.ClientResponse, *
     out = await open_stream(exchange.request, upstream)
     extractor = AnswerStreamExtractor(exchange.state.config.replies.max_kept_chars)
     relay = _InjectedRelay(out, record, forward_usage, extractor, open_gate(exchange))
-    if not await pump_events(out, upstream, record, relay):
+    if not await pump_events(out, upstream, record, relay, max_event_bytes=exchange.state.config.replies.max_body_bytes):
         return out, INCOMPLETE
     return out, broken_off(record, relay.outcome())
 
@@ -180,9 +188,11 @@ async def relay_observed(exchange: Exchange, upstream: aiohttp.ClientResponse) -
     record = exchange.record
     out = await open_stream(exchange.request, upstream)
     parts = KeptText(exchange.state.config.replies.max_kept_chars)
-    if not await copy_events(out, upstream, record, lambda payload: _collect(payload, parts, record)):
+    unheld: list[str | None] = []  # events too large to read: forwarded, but their content is not in `parts`
+    if not await copy_events(out, upstream, record, lambda payload: _collect(payload, parts, record), unheld.append,
+                             max_event_bytes=exchange.state.config.replies.max_body_bytes):
         return out, INCOMPLETE
-    if parts.overflow:
+    if parts.overflow or unheld:
         return out, StreamOutcome(parts.text(), None, REPLY_TOO_LARGE)
     return out, broken_off(record, StreamOutcome(parts.text()))
 

@@ -27,6 +27,16 @@ from ragtap.split.responses_stream import ResponsesStreamSplitter
 from ragtap.split.stream import REPLY_TOO_LARGE
 
 _FINAL_EVENTS = frozenset({"response.completed", "response.incomplete", "response.failed"})
+# Events that carry no answer text of their own (they echo settings or repeat the text done elsewhere): too large
+# to hold, they are passed on unchanged and the answer split from the deltas still stands.
+_ECHO_EVENTS = frozenset({"response.created", "response.in_progress", "response.queued", "response.output_item.added",
+                          "response.output_item.done", "response.content_part.added", "response.content_part.done",
+                          "response.output_text.done", *_FINAL_EVENTS})
+
+
+def _misses_text(unheld: list[str | None]) -> bool:
+    """An event too large to hold may have carried answer text (a delta, or an event of no known type)."""
+    return any(event_type not in _ECHO_EVENTS for event_type in unheld)
 
 
 def encode_typed(event: dict[str, Any]) -> bytes:
@@ -84,6 +94,14 @@ class _ResponsesRelay:
         self.splitter = splitter
         self.gate = gate
         self.pending: list[bytes] = []
+        self.ended = False  # the final event (or an error) is out: no keep-alive after it
+        self.unheld: list[str | None] = []  # the types of the events too large to hold (passed on unchanged)
+
+    def on_unheld(self, event_type: str | None) -> None:
+        self.unheld.append(event_type)
+        self.splitter.next_number += 1  # it has its place in the app's stream (with the upstream's own number)
+        if event_type in _FINAL_EVENTS or event_type == "error":
+            self.ended = True
 
     async def on_payload(self, payload: bytes) -> None:
         try:
@@ -100,6 +118,8 @@ class _ResponsesRelay:
             if self.record.first_token_at is None and rewritten.get("type") == "response.output_text.delta" and rewritten.get("delta"):
                 self.record.first_token_at = now()
             self.pending.append(encode_typed(rewritten))
+        if event.get("type") in _FINAL_EVENTS or event.get("type") == "error":
+            self.ended = True
 
     async def flush(self) -> None:
         if self.pending:
@@ -123,10 +143,12 @@ async def relay_responses_injected(exchange: Exchange, upstream: aiohttp.ClientR
     splitter = ResponsesStreamSplitter(echo, exchange.state.config.replies.max_kept_chars, gate.feed if gate is not None else None,
                                        only_ours=only_ours)
     # One read can hold hundreds of events: the first answer text goes out at once (the app's time to first token).
-    if not await pump_events(out, upstream, record, _ResponsesRelay(out, record, splitter, gate), flush_first_token=True):
+    relay = _ResponsesRelay(out, record, splitter, gate)
+    if not await pump_events(out, upstream, record, relay, flush_first_token=True, max_event_bytes=exchange.state.config.replies.max_body_bytes):
         return out, INCOMPLETE
     result = splitter.outcome()
-    outcome = broken_off(record, StreamOutcome(result.answer, result.supporting, result.unscored_reason))
+    reason = REPLY_TOO_LARGE if _misses_text(relay.unheld) else result.unscored_reason
+    outcome = broken_off(record, StreamOutcome(result.answer, result.supporting, reason))
     if splitter.item_id is None and outcome.unscored_reason is None:
         outcome.unscored_reason = "no_text_content"
     return out, outcome
@@ -175,7 +197,7 @@ class _TextCollector:
     def text(self) -> str | None:
         if self.done_text is not None:
             return self.done_text
-        return "".join(self.parts.parts) if self.item_id is not None else None
+        return self.parts.text() if self.item_id is not None else None
 
 
 async def relay_responses_observed(exchange: Exchange, upstream: aiohttp.ClientResponse) -> tuple[web.StreamResponse, StreamOutcome, dict[str, Any] | None]:
@@ -184,9 +206,11 @@ async def relay_responses_observed(exchange: Exchange, upstream: aiohttp.ClientR
     record = exchange.record
     out = await open_stream(exchange.request, upstream)
     collector = _TextCollector(record, exchange.state.config.replies.max_kept_chars)
-    if not await copy_events(out, upstream, record, collector.on_payload):
+    unheld: list[str | None] = []
+    if not await copy_events(out, upstream, record, collector.on_payload, unheld.append,
+                             max_event_bytes=exchange.state.config.replies.max_body_bytes):
         return out, INCOMPLETE, None
-    if collector.parts.overflow:
+    if collector.parts.overflow or _misses_text(unheld):
         return out, StreamOutcome("", None, REPLY_TOO_LARGE), None
     text = collector.text
     if text is None:

@@ -10,7 +10,9 @@ request's `instructions`; a hosted tool can send megabytes).  It is never droppe
 with `pass_unheld` the decoder hands its bytes on as they come (`Unheld` pieces, from its `event:` line to the
 blank line that ends it) for the relay to forward unchanged; without, it skips it (for relays that forward the
 upstream's bytes themselves and only read a copy).  Either way ragtap keeps at most `max_line` bytes of it, and
-`unheld_events` records its type.  The event before and after it are decoded as usual.
+`unheld_events` records its type.  The event before and after it are decoded as usual.  A relay that passes
+unheld events gets the upstream's comment lines in order too (`Comment`), so that it can forward them where they
+came (and not after the stream's end).
 """
 
 from __future__ import annotations
@@ -18,6 +20,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 MAX_LINE_BYTES = 4 * 1024 * 1024  # the default; relays pass `replies.max_body_bytes`
+
+
+class Comment(bytes):
+    """A comment line (": PROCESSING", a keep-alive) as it goes to the app (its blank line included), in stream
+    order among the payloads (`pass_unheld`)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -53,7 +60,7 @@ class SSEDecoder:
 
     def feed(self, chunk: bytes) -> list[bytes | Unheld]:
         """The data payloads of the events completed by `chunk` (raw bytes, e.g. b'{...}' or b'[DONE]'), and
-        with `pass_unheld` the pieces of events too large to hold, in stream order."""
+        with `pass_unheld` the pieces of events too large to hold and the comments, in stream order."""
         out: list[bytes | Unheld] = []
         if self._held:
             if b"\n" not in chunk:
@@ -124,7 +131,10 @@ class SSEDecoder:
                 out.append(b"\n".join(_data_value(held) for held in self._lines if held.startswith(b"data:")))
             self._end_event()
         elif line.startswith(b":"):
-            self.comments.append(line)
+            if self._pass_unheld:
+                out.append(Comment(line + b"\n\n"))
+            else:
+                self.comments.append(line)
         else:  # `data:`, and `event:` / `id:` / `retry:` (nothing ragtap needs but the event's type)
             self._lines.append(raw)
             if line.startswith(b"data:"):
@@ -196,15 +206,6 @@ class SSEDecoder:
 def _data_value(line: bytes) -> bytes:
     value = line[5:-1] if line.endswith(b"\r") else line[5:]
     return value[1:] if value.startswith(b" ") else value
-
-
-def take_comments(decoder: SSEDecoder) -> bytes:
-    """The comment lines seen so far, as SSE bytes to forward (each ends its own comment block)."""
-    if not decoder.comments:
-        return b""
-    data = b"".join(line + b"\n\n" for line in decoder.comments)
-    decoder.comments.clear()
-    return data
 
 
 def encode_event(payload: bytes) -> bytes:
