@@ -88,7 +88,7 @@ async def test_a_stream_without_output_text_done_ends_with_the_split_answer(star
         if event.type == "response.output_item.done" and event.item.type == "message":
             assert event.item.content[0].text == ANSWER
     assert [e.sequence_number for e in events] == list(range(len(events)))
-    assert not any("supporting_content" in e.model_dump_json() for e in events)
+    assert not any("supporting_content" in json.dumps(e.model_dump(mode="json", warnings=False)) for e in events)
     interaction, _ = await proxy.collector.assessment()
     assert (interaction.answer, interaction.supporting) == (ANSWER, SUPPORTING)
 
@@ -260,3 +260,17 @@ async def test_a_reply_orjson_cannot_read_never_shows_ragtaps_instruction(start_
     assert re.search(rb'"temperature":\s*' + constant.encode(), raw)  # the value the upstream wrote, as written
     reply = json.loads(raw)  # (Python's json reads NaN / Infinity)
     assert reply["instructions"] == "Be brief." and reply["output"][0]["content"][0]["text"] == ANSWER
+
+
+async def test_a_reply_nothing_can_read_is_relayed_without_ragtaps_instruction(start_proxy) -> None:
+    """Cut JSON: relayed as it came (the app's SDK will say what is wrong with it), less ragtap's instruction."""
+    whole = _reply_bytes("Be brief.\n\n" + INSTRUCTION, json_reply(ANSWER, SUPPORTING), '"temperature": 1')
+    body = whole[: whole.index(b'"output"')]  # the echo, then nothing
+    async with RawUpstream(body) as upstream:
+        proxy = await start_proxy(upstream_url=upstream.base_url)
+        async with aiohttp.ClientSession() as session:
+            request = {"model": MODEL, "input": RAG_INPUT, "instructions": "Be brief.", **explicit()}
+            async with session.post(f"{proxy.url}/v1/responses", json=request) as response:
+                raw = await response.read()
+    assert raw == body.replace(json.dumps("\n\n" + INSTRUCTION)[1:-1].encode(), b"")
+    assert b'"instructions": "Be brief."' in raw

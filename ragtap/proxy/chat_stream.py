@@ -12,18 +12,16 @@ event, and the extractor's state machine over the new characters.  Nothing re-jo
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 from time import perf_counter as now
 from typing import Any
 
 import aiohttp
-import orjson
 from aiohttp import web
 
 from ragtap.exchange import ExchangeRecord, note_usage
 from ragtap.proxy.exchange_path import (
-    INCOMPLETE, AnswerGate, Exchange, KeptText, StreamOutcome, broken_off, copy_events, open_gate, open_stream, parse_object, pump_events,
+    INCOMPLETE, AnswerGate, Exchange, KeptText, StreamOutcome, broken_off, copy_events, dumps, open_gate, open_stream, parse_object, pump_events,
 )
 from ragtap.proxy.sse import DONE_EVENT, encode_event
 from ragtap.split.stream import AnswerStreamExtractor, REPLY_TOO_LARGE, StreamResult
@@ -86,13 +84,9 @@ class _InjectedRelay:
         if payload == b"[DONE]":
             await self.close()
             return
-        try:
-            event = orjson.loads(payload)
-        except orjson.JSONDecodeError:
+        event = parse_object(payload, lenient=True)  # (lenient: a chunk with a NaN is still split)
+        if event is None:
             self.pending.append(encode_event(payload))  # not ours to judge: pass it on
-            return
-        if not isinstance(event, dict):
-            self.pending.append(encode_event(payload))
             return
         _note_event(event, self.record)
         choices = event.get("choices")
@@ -142,10 +136,9 @@ class _InjectedRelay:
     def _write(self, event: dict[str, Any], text: str) -> None:
         if text and self.record.first_token_at is None:
             self.record.first_token_at = now()
-        try:
-            data = orjson.dumps(event)
-        except orjson.JSONEncodeError:  # nested deeper than orjson writes (254 levels; it reads 1024)
-            data = json.dumps(event, ensure_ascii=False, separators=(",", ":")).encode()
+        data = dumps(event)  # (orjson, or the json module for what orjson does not write: deep nesting, NaN, big integers)
+        if data is None:  # deeper than either writes: as the json module fails on it
+            raise RecursionError("a chunk nested deeper than ragtap can write")
         self.pending.append(encode_event(data))
 
     async def close(self) -> None:
@@ -198,7 +191,7 @@ async def relay_observed(exchange: Exchange, upstream: aiohttp.ClientResponse) -
 
 
 def _collect(payload: bytes, parts: KeptText, record: ExchangeRecord) -> None:
-    event = parse_object(payload) if payload != b"[DONE]" else None
+    event = parse_object(payload, lenient=True) if payload != b"[DONE]" else None
     if event is None:
         return
     _note_event(event, record)

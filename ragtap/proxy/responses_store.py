@@ -89,7 +89,7 @@ async def handle_retrieve(request: web.Request) -> web.StreamResponse:
             if isinstance(data, TooLarge):  # too large to hold: relayed unchanged
                 response = await relay_response(request, upstream, record, decompressed=True, prefix=data.prefix)
             else:
-                reply = parse_object(data)
+                reply = parse_object(data, lenient=True)
                 if reply is not None:
                     split_response(reply, echo, embedded=remembered.injected(response_id))
                 body = (dumps(reply) if reply is not None else None) or data

@@ -9,17 +9,15 @@ with `response.completed` (or `incomplete` / `failed`), or with an `error` event
 
 from __future__ import annotations
 
-import json
 from time import perf_counter as now
 from typing import Any
 
 import aiohttp
-import orjson
 from aiohttp import web
 
 from ragtap.exchange import ExchangeRecord, note_usage
 from ragtap.proxy.exchange_path import (
-    INCOMPLETE, AnswerGate, Exchange, KeptText, StreamOutcome, broken_off, copy_events, open_gate, open_stream, parse_object, pump_events,
+    INCOMPLETE, AnswerGate, Exchange, KeptText, StreamOutcome, broken_off, copy_events, dumps, open_gate, open_stream, parse_object, pump_events,
 )
 from ragtap.proxy.sse import encode_event
 from ragtap.split.responses import ClientEcho, was_truncated
@@ -41,10 +39,9 @@ def _misses_text(unheld: list[str | None]) -> bool:
 
 def encode_typed(event: dict[str, Any]) -> bytes:
     """One event as the Responses API writes it: its type on an `event:` line, then the JSON."""
-    try:
-        data = orjson.dumps(event)
-    except orjson.JSONEncodeError:  # nested deeper than orjson writes (254 levels; it reads 1024)
-        data = json.dumps(event, ensure_ascii=False, separators=(",", ":")).encode()
+    data = dumps(event)  # (orjson, or the json module for what orjson does not write: deep nesting, NaN, big integers)
+    if data is None:  # deeper than either writes: as the json module fails on it
+        raise RecursionError("an event nested deeper than ragtap can write")
     kind = event.get("type")
     if isinstance(kind, str) and "\n" not in kind and "\r" not in kind:
         return b"event: " + kind.encode() + b"\n" + encode_event(data)
@@ -104,11 +101,8 @@ class _ResponsesRelay:
             self.ended = True
 
     async def on_payload(self, payload: bytes) -> None:
-        try:
-            event = orjson.loads(payload)
-        except orjson.JSONDecodeError:
-            event = None
-        if not isinstance(event, dict):
+        event = parse_object(payload, lenient=True)  # (lenient: an echo with a NaN is still restored)
+        if event is None:
             self.pending.append(encode_event(payload))  # not ours to judge: pass it on
             return
         _note_event(event, self.record)
@@ -166,7 +160,7 @@ class _TextCollector:
         self.final: dict[str, Any] | None = None  # the response object of the final event
 
     def on_payload(self, payload: bytes) -> None:
-        event = parse_object(payload)
+        event = parse_object(payload, lenient=True)
         if event is None:
             return
         _note_event(event, self.record)
