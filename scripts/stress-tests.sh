@@ -26,6 +26,7 @@ else
         tests/test_client_limits.py
         tests/test_security.py
         tests/test_fd_limit.py
+        tests/test_stream_hardening.py
     )
 fi
 PYTHON=".venv/bin/python"
