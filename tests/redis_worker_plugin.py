@@ -1,4 +1,5 @@
-"""A RAGTAP_PLUGINS module for the `ragtap worker` subprocesses of tests/test_redis_queue.py.
+"""A RAGTAP_PLUGINS module for the `ragtap worker` subprocesses of tests/test_redis_queue.py (and a `ragtap serve`
+of tests/test_shutdown.py that must score without loading a model).
 
 It registers, by name, what a test selects through the environment (as a user selects any embedder/exporter):
 

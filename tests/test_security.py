@@ -153,7 +153,10 @@ async def test_ragtap_serve_at_debug_prints_no_secret_and_binds_loopback(tmp_pat
             f'[server]\nport = PORT\nupstream = "{upstream.base_url}"\nread_timeout_s = 0.3\nmax_body_bytes = 100000\nshutdown_grace_s = 3.0\n'
             f'[log]\nlevel = "DEBUG"\ninteractions_path = "{interactions}"\n'
             f'[otel]\nenabled = true\nexporter = "console"\ncapture_content = true\n'
-            f'[prometheus]\ntoken = "{metrics_token}"\n', tmp_path, env={"PYTHONASYNCIODEBUG": "1"})
+            f'[prometheus]\ntoken = "{metrics_token}"\n', tmp_path,
+            # (the word-hash test embedder: MiniLM loading in the nice-19 scoring thread starves on a saturated machine)
+            env={"PYTHONASYNCIODEBUG": "1", "RAGTAP_PLUGINS": "redis_worker_plugin", "RAGTAP_EMBEDDER": "test-word-hash",
+                 "PYTHONPATH": str(Path(__file__).parent)})
         try:
             assert f"listening on http://127.0.0.1:{port}/v1" in banner
             assert _listening_addresses(port) == {"127.0.0.1"}

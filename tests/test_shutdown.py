@@ -104,9 +104,12 @@ async def test_sigterm_finishes_the_stream_refuses_new_connections_drains_and_ex
     grace = 30.0
     async with ScriptedUpstream(slow_stream_script(writes=16, delay_s=0.1)) as upstream:
         interactions = tmp_path / "interactions.jsonl"
+        # The word-hash test embedder (tests/redis_worker_plugin.py), not MiniLM: the scoring thread runs at nice 19,
+        # and on a saturated machine (stress --cpu 2) loading the model there took longer than any grace period.
         process, port, _ = await start_ragtap(
             f'[server]\nport = PORT\nupstream = "{upstream.base_url}"\nshutdown_grace_s = {grace}\n'
-            f'[log]\ninteractions_path = "{interactions}"\n', tmp_path)
+            f'[log]\ninteractions_path = "{interactions}"\n', tmp_path,
+            env={"RAGTAP_PLUGINS": "redis_worker_plugin", "RAGTAP_EMBEDDER": "test-word-hash", "PYTHONPATH": str(Path(__file__).parent)})
         url = f"http://127.0.0.1:{port}/v1/chat/completions"
         body = {"model": "gpt-4o-mini", "messages": rag_messages(), "stream": True, **explicit()}
         async with aiohttp.ClientSession() as session:
