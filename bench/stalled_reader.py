@@ -6,13 +6,13 @@
 The upstream (its own process, started here) answers every injected stream with a JSON reply whose answer is
 `--answer-mb` MB (with `--where support`, the supporting content is that long instead: the app never sees it, ragtap
 reads all of it while sending nothing but keep-alives), in `--piece-chars` characters per event as LLM servers
-send tokens.  Each app sends its request, reads the first bytes, then stops reading for `--stall` seconds -- ragtap
-reads on until the socket buffers between it and the app are full, keeping the text it split so far -- then it
-reads the rest.  ragtap runs in this process (a `RagtapServer`, scoring off: only the stream path is
+send tokens, all but the last event, and then holds the stream open.  Each app sends its request, reads the first
+bytes, then stops reading until ragtap has read all there is (its memory is steady: with `--where answer` it reads
+until the socket buffers between it and the app are full), keeping the text it split so far; then the upstream
+finishes and the apps read the rest.  ragtap runs in this process (a `RagtapServer`, scoring off: only the stream path is
 measured) under tracemalloc, so the figure is exact and does not depend on the allocator or the machine's load:
 the Python memory held while the apps stall, in all and per app (issue 24: the kept text as a list of its pieces
-cost ~15 times the text; as TextPieces about its size).  `--stall` must be long enough for ragtap to read the
-replies (about 3 s for four 3 MB replies on a quiet machine).  The RSS of a real
+cost ~15 times the text; as TextPieces about its size).  The RSS of a real
 `ragtap serve` moves with the allocator's high-water marks and says less (docs/benchmarks.md).
 """
 
@@ -25,6 +25,7 @@ import os
 import signal
 import socket
 import sys
+import time
 import tracemalloc
 import time
 from pathlib import Path
@@ -34,6 +35,7 @@ import aiohttp
 from aiohttp import web
 
 ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))  # this checkout's ragtap (a comparison runs the bench from another checkout)
 
 
 def free_port() -> int:
@@ -69,22 +71,39 @@ def responses_stream(text: str, piece: int) -> bytes:
 
 
 def serve_upstream(port: int, mb: float, where: str, piece: int) -> None:
+    """The reply's stream, all but its last event, then -- while held (`POST /hold`) -- nothing until `POST /finish`:
+    ragtap has then read (and kept) all the text there is, and the bench can measure what it keeps."""
     text = reply_text(mb, where)
     streams = {"chat": chat_stream(text, piece), "responses": responses_stream(text, piece)}
+    finish = asyncio.Event()
+    finish.set()
 
     async def handle(request: web.Request) -> web.StreamResponse:
         await request.read()
         response = web.StreamResponse(headers={"Content-Type": "text/event-stream"})
         await response.prepare(request)
         data = streams["responses" if request.path.endswith("/responses") else "chat"]
-        for start in range(0, len(data), 16384):  # network writes of 16 kB, as a busy server sends
-            await response.write(data[start : start + 16384])
+        last = data.rindex(b"\n\n", 0, len(data) - 2) + 2  # where the last event starts
+        for start in range(0, last, 16384):  # network writes of 16 kB, as a busy server sends
+            await response.write(data[start : min(last, start + 16384)])
+        await finish.wait()
+        await response.write(data[last:])
         await response.write_eof()
         return response
+
+    async def hold(request: web.Request) -> web.Response:
+        finish.clear()
+        return web.Response(text="held")
+
+    async def release(request: web.Request) -> web.Response:
+        finish.set()
+        return web.Response(text="released")
 
     app = web.Application(client_max_size=64 << 20)
     app.router.add_post("/v1/chat/completions", handle)
     app.router.add_post("/v1/responses", handle)
+    app.router.add_post("/hold", hold)
+    app.router.add_post("/finish", release)
     web.run_app(app, host="127.0.0.1", port=port, print=None, access_log=None)
 
 
@@ -135,26 +154,42 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
             url = f"http://127.0.0.1:{server.port}{path}"
             async with aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=args.stall + 120)) as session:
                 await stalled_app(session, url, body, asyncio.Event(), _set_event())  # warm-up: one stream read through
+                control = f"http://127.0.0.1:{upstream_port}"
+                await (await session.post(control + "/hold")).read()
                 stalled = [asyncio.Event() for _ in range(args.apps)]
                 resume = asyncio.Event()
                 tracemalloc.start()
                 try:
                     apps = [asyncio.create_task(stalled_app(session, url, body, s, resume)) for s in stalled]
                     await asyncio.wait_for(asyncio.gather(*(s.wait() for s in stalled)), 60)
-                    await asyncio.sleep(args.stall)
-                    held, peak = tracemalloc.get_traced_memory()
+                    held, waited = await _until_steady(args.stall)
+                    _, peak = tracemalloc.get_traced_memory()
                 finally:
-                    resume.set()
                     tracemalloc.stop()
+                    await (await session.post(control + "/finish")).read()
+                    resume.set()
                 received = await asyncio.wait_for(asyncio.gather(*apps), 300)
     finally:
         upstream.send_signal(signal.SIGTERM)
         await asyncio.wait_for(upstream.wait(), 30)
     return {
-        "kind": args.kind, "apps": args.apps, "mb": args.answer_mb, "where": args.where, "piece_chars": args.piece_chars, "stall_s": args.stall,
+        "kind": args.kind, "apps": args.apps, "mb": args.answer_mb, "where": args.where, "piece_chars": args.piece_chars, "waited_s": round(waited, 1),
         "held_while_stalled_mb": round(held / 1e6, 2), "peak_mb": round(peak / 1e6, 2), "held_per_app_mb": round(held / 1e6 / args.apps, 2),
         "bytes_received_per_app": sorted(set(received)),
     }
+
+
+async def _until_steady(max_wait: float) -> tuple[int, float]:
+    """tracemalloc's current size once ragtap has read all it can (flat over 3 s), bounded by `max_wait`."""
+    started = time.monotonic()
+    samples = [tracemalloc.get_traced_memory()[0]]
+    while time.monotonic() - started < max_wait:
+        await asyncio.sleep(1.0)
+        samples.append(tracemalloc.get_traced_memory()[0])
+        recent = samples[-4:]
+        if len(recent) == 4 and max(recent) - min(recent) < 64 * 1024:
+            break
+    return samples[-1], time.monotonic() - started
 
 
 def _set_event() -> asyncio.Event:
@@ -170,7 +205,7 @@ def main() -> None:
     parser.add_argument("--answer-mb", type=float, default=3.0)
     parser.add_argument("--where", choices=("answer", "support"), default="answer", help="which field is --answer-mb long")
     parser.add_argument("--piece-chars", type=int, default=16)
-    parser.add_argument("--stall", type=float, default=10.0)
+    parser.add_argument("--stall", type=float, default=600.0, help="the longest the apps stall (they resume once ragtap's memory is steady)")
     parser.add_argument("--json", help="write the figures here too")
     parser.add_argument("--upstream", type=int, help=argparse.SUPPRESS)  # internal: run as the upstream on this port
     args = parser.parse_args()
