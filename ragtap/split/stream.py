@@ -400,6 +400,9 @@ class AnswerStreamExtractor:
         if self._result is not None:
             raise RuntimeError("finish() called twice")
         self._result = self._conclude(truncated)
+        # The result holds the texts now: drop the pieces they were joined from (a stream that lives on after its
+        # text is done -- a Responses stream to its final event, an app that stops reading -- would keep both).
+        self._raw, self._out, self._support_parts, self._capture, self._held_answer = None, TextPieces(), TextPieces(), None, None
         return self._result
 
     # --- outcome -------------------------------------------------------------------------------------------
