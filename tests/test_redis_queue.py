@@ -222,7 +222,9 @@ async def test_two_proxies_two_workers_score_each_interaction_exactly_once(start
     workers.extend(Worker(redis_server, tmp_path, f"w{i}", barrier=2) for i in range(2))
     for worker in workers:
         worker.wait_ready()
-    proxies = [await start_redis_proxy(start_proxy, redis_server) for _ in range(2)]
+    # Every interaction must reach Redis: an add that took over the default 2 s (load 13 on 2 cores) fell back to
+    # local scoring and was never exported by a worker.
+    proxies = [await start_redis_proxy(start_proxy, redis_server, handoff_timeout_ms=30_000.0) for _ in range(2)]
     total = 60
     limit = asyncio.Semaphore(8)
 
@@ -234,7 +236,7 @@ async def test_two_proxies_two_workers_score_each_interaction_exactly_once(start
     await wait_for(lambda: sum(w.embeds_started() for w in workers) >= 1, 15, "a worker to start on the first interaction")
     answers += await asyncio.gather(*(one(k) for k in range(1, total)))
     assert answers == [REPLY] * total  # the app gets the plain answer, as with the in-process queue
-    await wait_for(lambda: len(ledger_questions(tmp_path)) >= total, 30, f"{total} exported interactions")
+    await wait_for(lambda: len(ledger_questions(tmp_path)) >= total, 60, f"{total} exported interactions")
     await wait_for(lambda: backlog(redis_server) == (0, 0), 10, "an empty, fully acknowledged stream")
     counts = Counter(ledger_questions(tmp_path))
     assert counts == Counter({question(k): 1 for k in range(total)})
@@ -251,7 +253,7 @@ async def test_a_worker_killed_mid_batch_loses_nothing(start_proxy, redis_server
     slow = Worker(redis_server, tmp_path, "slow", delay=2.0)
     workers.append(slow)
     slow.wait_ready()
-    proxy = await start_redis_proxy(start_proxy, redis_server)
+    proxy = await start_redis_proxy(start_proxy, redis_server, handoff_timeout_ms=30_000.0)  # (every add must reach Redis)
     total = 24
     assert await asyncio.gather(*(ask(proxy, k) for k in range(total))) == [REPLY] * total
     await wait_for(lambda: slow.embeds_started() >= 1, 15, "the slow worker to start embedding a batch")
