@@ -274,3 +274,14 @@ async def test_a_reply_nothing_can_read_is_relayed_without_ragtaps_instruction(s
                 raw = await response.read()
     assert raw == body.replace(json.dumps("\n\n" + INSTRUCTION)[1:-1].encode(), b"")
     assert b'"instructions": "Be brief."' in raw
+
+
+async def test_stream_events_orjson_cannot_read_never_show_ragtaps_instruction(start_proxy) -> None:
+    proxy = await start_proxy(answering())
+    proxy.upstream.transform = lambda raw: raw.replace(b'"temperature": 1.0', b'"temperature": NaN')
+    raw = await _raw(proxy.client, model=MODEL, input=RAG_INPUT, instructions="Be brief.", stream=True, extra_body=explicit())
+    assert b"NaN" in proxy.upstream.sent[-1] and INSTRUCTION[:60].encode() in proxy.upstream.sent[-1]  # what came
+    assert INSTRUCTION[:60].encode() not in raw and b"supporting_content" not in raw.replace(b"\\", b"")
+    events = events_of(raw)  # (Python's json reads NaN)
+    assert events[-1]["type"] == "response.completed" and events[-1]["response"]["instructions"] == "Be brief."
+    assert events[-1]["response"]["output"][0]["content"][0]["text"] == ANSWER and b'"temperature":NaN' in raw
