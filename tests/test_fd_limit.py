@@ -109,3 +109,17 @@ async def test_ragtap_serve_raises_its_soft_file_limit_to_the_hard_one(tmp_path)
     (line,) = [line for line in limits.splitlines() if line.startswith("Max open files")]
     assert line.split()[3:5] == ["4096", "4096"], line
     assert "lowered" not in stderr, stderr[-2000:]  # 4,096 descriptors hold the 1,024 connections configured
+
+
+def test_the_connection_budget_arithmetic() -> None:
+    from ragtap.proxy.open_files import FIXED_RESERVE, connection_budget
+
+    roomy = connection_budget(1024, 256, soft_limit=65536, open_now=40)
+    assert (roomy.effective, roomy.lowered) == (1024, False)  # the configured limit fits: kept
+    tight = connection_budget(1024, 256, soft_limit=1024, open_now=40)
+    assert tight.effective == 1024 - 40 - FIXED_RESERVE - 256 and tight.lowered  # the upstream pool's share kept aside
+    small = connection_budget(1024, 256, soft_limit=200, open_now=40)
+    assert small.upstream_share == (200 - 40 - FIXED_RESERVE) // 2 and small.effective == 200 - 40 - FIXED_RESERVE - small.upstream_share
+    assert connection_budget(1024, 256, soft_limit=64, open_now=40).effective == 1  # never zero: one connection at a time
+    unlimited = connection_budget(1024, 256, soft_limit=-1, open_now=40)  # RLIM_INFINITY
+    assert unlimited.effective == 1024 and not unlimited.lowered

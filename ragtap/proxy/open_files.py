@@ -26,7 +26,7 @@ from dataclasses import dataclass
 log = logging.getLogger("ragtap.clients")
 
 FIXED_RESERVE = 64  # listeners, the capture store's files, the JSONL log, exporters' sockets, DNS, headroom to accept
-MAX_RAISED = 1 << 20  # a hard limit of "unlimited" is not a number the kernel takes for RLIMIT_NOFILE
+MAX_RAISED = 1 << 20  # fs.nr_open's default: the ceiling where /proc does not say (a hard limit may be "unlimited")
 
 
 @dataclass(frozen=True, slots=True)
@@ -59,13 +59,21 @@ def raise_open_files_limit() -> tuple[int, int] | None:
     import resource
 
     soft, hard = limits
-    target = MAX_RAISED if hard == resource.RLIM_INFINITY else hard
+    target = _kernel_ceiling() if hard == resource.RLIM_INFINITY else min(hard, _kernel_ceiling())
     if soft != resource.RLIM_INFINITY and soft < target:
         try:
             resource.setrlimit(resource.RLIMIT_NOFILE, (target, hard))
         except (ValueError, OSError) as error:  # a container's seccomp profile, a kernel nr_open below the hard limit
             log.info("could not raise the open-files limit from %d to %d: %s", soft, target, error)
     return open_files_limit()
+
+
+def _kernel_ceiling() -> int:
+    """The most open files the kernel lets one process have (Linux: fs.nr_open); a hard limit may say more."""
+    try:
+        return int(open("/proc/sys/fs/nr_open").read())
+    except (OSError, ValueError):
+        return MAX_RAISED
 
 
 def open_descriptors() -> int:
