@@ -214,7 +214,7 @@ _LIMITS: dict[tuple[str, str], Any] = {
     ("scoring", "passage_words"): _between(16),
     **{("scoring", k): _between(1) for k in ("max_documents", "max_document_chars", "max_text_chars", "max_passages")},
     **{("thresholds", m): _between(-1, 1) for m in ("sdq", "sdrd", "sda", "qrd", "qa", "ard")},
-    **{("claims", k): _between(0, 1) for k in ("lexical_alone", "lexical", "parametric_share")},
+    **{("claims", k): _between(0, 1) for k in ("lexical_alone", "aligned", "lexical", "parametric_share")},
     **{("claims", k): _between(-1, 1) for k in ("similarity", "similarity_with_lexical")},
     ("claims", "min_content_words"): _between(0),
     ("redis_queue", "max_length"): _between(1),

@@ -50,9 +50,10 @@ _LIST_MARKER = re.compile(r"(?:[-*•▪◦‣–]|\(?\d{1,3}[.)]|\(?[a-zA-Z][.)
 class ClaimThresholds:
     """Calibrated for all-MiniLM-L6-v2 and the lexical rules on DelucionQA train (docs/thresholds.md)."""
 
-    lexical_alone: float = 0.42  # share of content words found in the documents, enough on its own
+    lexical_alone: float = 0.38  # share of content words found in the documents, enough on its own...
+    aligned: float = 0.25  # ...when the aligned sentence window holds at least this (weighted) share of them
     similarity: float = 0.75  # best claim <-> passage cosine, enough on its own
-    lexical: float = 0.34  # ...or this share together with
+    lexical: float = 0.38  # ...or this share together with
     similarity_with_lexical: float = 0.60  # this cosine
     min_content_words: int = 2  # shorter claims are not judged
     parametric_share: float = 0.5  # without support: more than this share of claims unsupported -> parametric
@@ -150,6 +151,7 @@ def judge_claim(claim: Claim, vector: np.ndarray | None, evidence: Evidence, thr
             of, claim.text, claim.start, claim.end, outcome, reason, similarity, document, passage_start, passage_end,
             lexical.precision, lexical.missing_numbers, lexical.missing_names, conflicts,
             None if aligned is None else aligned.document, None if aligned is None else aligned.start, None if aligned is None else aligned.end,
+            None if claim.not_judged is not None else (0.0 if aligned is None else aligned.coverage),
         )
 
     if claim.not_judged is not None:
@@ -165,7 +167,7 @@ def judge_claim(claim: Claim, vector: np.ndarray | None, evidence: Evidence, thr
     # A missing name counts where the documents write names at all (a lower-cased or OCR'd document lost them).
     if lexical.missing_names and evidence.vocabulary.writes_names:
         return result(ClaimOutcome.NOT_FOUND, "name_missing")
-    supported, reason = decide(lexical.precision, similarity, thresholds)
+    supported, reason = decide(lexical.precision, similarity, thresholds, 0.0 if aligned is None else aligned.coverage)
     return result(ClaimOutcome.of_supported(supported), reason)
 
 
@@ -195,10 +197,12 @@ def _capitalised(text: str) -> bool:
     return any(word[:1].isupper() for word in text.split())
 
 
-def decide(lexical_precision: float, similarity: float | None, thresholds: ClaimThresholds) -> tuple[bool, str]:
-    """The threshold part of the rule (what calibration tunes): (supported, reason)."""
+def decide(lexical_precision: float, similarity: float | None, thresholds: ClaimThresholds, aligned: float = 1.0) -> tuple[bool, str]:
+    """The threshold part of the rule (what calibration tunes): (supported, reason).  `aligned`: the weighted share
+    of the claim's words that its aligned sentence window holds (words scattered over the documents are weaker
+    evidence than words standing together in one place)."""
     sim = -1.0 if similarity is None else similarity
-    if lexical_precision >= thresholds.lexical_alone:
+    if lexical_precision >= thresholds.lexical_alone and aligned >= thresholds.aligned:
         return True, "lexical"
     if sim >= thresholds.similarity:
         return True, "similar"
@@ -212,7 +216,8 @@ def rejudge(claim: ClaimSupport, thresholds: ClaimThresholds) -> ClaimSupport:
     and the word count do not depend on the thresholds tuned here."""
     if claim.reason in ("number_missing", "name_missing", "too_short", "framing", "contradicted", "refusal"):
         return claim
-    supported, reason = decide(claim.lexical_precision, claim.similarity, thresholds)
+    aligned = 1.0 if claim.evidence_share is None else claim.evidence_share
+    supported, reason = decide(claim.lexical_precision, claim.similarity, thresholds, aligned)
     return dataclasses.replace(claim, outcome=ClaimOutcome.of_supported(supported), reason=reason)
 
 
