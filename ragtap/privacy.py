@@ -163,9 +163,17 @@ class Redactor:
     def documents(self, documents: tuple[Document, ...]) -> tuple[Document, ...]:
         return tuple(Document(self.text(d.text), d.id) for d in documents)
 
-    def claims(self, claims: tuple[ClaimSupport, ...], answer: str | None, supporting: str | None) -> tuple[ClaimSupport, ...]:
+    def claims(self, claims: tuple[ClaimSupport, ...], answer: str | None, supporting: str | None,
+               documents: tuple[Document, ...] = ()) -> tuple[ClaimSupport, ...]:
         """The claims with their texts and listed numbers / names / conflicts redacted; offsets point into the
-        redacted `answer` / `supporting` (already redacted by the caller)."""
+        redacted `answer` / `supporting` (already redacted by the caller).  `documents`: the original (unredacted)
+        documents, whose evidence windows the conflicts quote.
+
+        The lists hold pieces of the claim, not its text: a phone number `+44 20 7946 0958` is listed as `7946`,
+        `0958`, an IBAN as its lower-cased code, which no pattern matches alone.  So every piece that was part of
+        a redacted match in the claim (or its evidence) is replaced too."""
+        if not self._patterns:
+            return claims
         out = []
         for claim in claims:
             source = (answer if claim.of == "answer" else supporting) or ""
@@ -174,13 +182,26 @@ class Redactor:
             # looked up again (redaction before it shifted it); not found: an empty span (nothing highlighted).
             where = claim.start if source[claim.start:claim.end] == text else source.find(text)
             start, end = (where, where + len(text)) if where >= 0 else (0, 0)
+            secrets = self._secrets(claim.text, _evidence(claim, documents))
             out.append(dataclasses.replace(
-                claim, text=text, start=start, end=end, missing_numbers=self._each(claim.missing_numbers),
-                missing_names=self._each(claim.missing_names), conflicts=self._each(claim.conflicts)))
+                claim, text=text, start=start, end=end, missing_numbers=self._scrub(claim.missing_numbers, secrets),
+                missing_names=self._scrub(claim.missing_names, secrets), conflicts=self._scrub(claim.conflicts, secrets)))
         return tuple(out)
 
-    def _each(self, values: tuple[str, ...]) -> tuple[str, ...]:
-        return tuple(self.text(v) for v in values)
+    def _secrets(self, *texts: str) -> frozenset[str]:
+        """The words and numbers (lower-cased) inside the matches of the patterns in `texts`."""
+        found: set[str] = set()
+        for text in texts:
+            for pattern in self._patterns:
+                for match in pattern.finditer(text):
+                    found.update(token.lower() for token in _TOKEN.findall(match.group(0)))
+        return frozenset(found)
+
+    def _scrub(self, values: tuple[str, ...], secrets: frozenset[str]) -> tuple[str, ...]:
+        def piece(match: re.Match[str]) -> str:
+            return self._replacement if match.group(0).lower() in secrets else match.group(0)
+
+        return tuple(_TOKEN.sub(piece, self.text(v)) if secrets else self.text(v) for v in values)
 
     def interaction(self, interaction: Interaction) -> Interaction:
         """The interaction's texts redacted (question, documents, supporting content, answer, the input line)."""
@@ -191,11 +212,23 @@ class Redactor:
             interaction, question=self.text(interaction.question), documents=self.documents(interaction.documents),
             supporting=self.optional(interaction.supporting), answer=self.optional(interaction.answer), record=record)
 
-    def assessment(self, assessment: Assessment, answer: str | None, supporting: str | None) -> Assessment:
+    def assessment(self, assessment: Assessment, answer: str | None, supporting: str | None,
+                   documents: tuple[Document, ...] = ()) -> Assessment:
         """The assessment with its claims redacted against the redacted answer and support (and the refusal
-        phrase, which quotes the answer)."""
-        return dataclasses.replace(assessment, claims=self.claims(assessment.claims, answer, supporting),
+        phrase, which quotes the answer); `documents` as in `claims`."""
+        return dataclasses.replace(assessment, claims=self.claims(assessment.claims, answer, supporting, documents),
                                    refusal_phrase=self.optional(assessment.refusal_phrase))
+
+
+_TOKEN = re.compile(r"[^\W_]+")  # a word or a number: the pieces claims list
+
+
+def _evidence(claim: ClaimSupport, documents: tuple[Document, ...]) -> str:
+    """The evidence window a claim was aligned with (its conflicts quote it), or ""."""
+    index = claim.evidence_document
+    if index is None or not 0 <= index < len(documents) or claim.evidence_start is None or claim.evidence_end is None:
+        return ""
+    return documents[index].text[claim.evidence_start:claim.evidence_end]
 
 
 _RECORD_TEXTS = ("question", "answer", "supporting", "supporting_content")

@@ -41,7 +41,7 @@ def log_record(interaction: Interaction, assessment: Assessment, redactor: Redac
     output = exchange.output_tokens if exchange is not None else None
     supporting = exchange.supporting_tokens if exchange is not None else None
     redacted = redactor.interaction(interaction)
-    assessment = redactor.assessment(assessment, redacted.answer, redacted.supporting)
+    assessment = redactor.assessment(assessment, redacted.answer, redacted.supporting, interaction.documents)
     return {
         "time": datetime.fromtimestamp(finished_epoch(exchange) if finished is None else finished, UTC).isoformat(timespec="milliseconds"),
         "trace_id": trace_id,

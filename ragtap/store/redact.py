@@ -24,7 +24,7 @@ def redact_captured(item: CapturedInteraction, redactor: Redactor) -> CapturedIn
         documents=redactor.documents(item.documents),
         supporting=supporting,
         answer=answer,
-        claims=redactor.claims(item.claims, answer, supporting),
+        claims=redactor.claims(item.claims, answer, supporting, item.documents),
         user=redactor.identity(item.user),
         session=redactor.identity(item.session),
         label=None if item.label is None else redact_label(item.label, redactor),
