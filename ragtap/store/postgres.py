@@ -15,8 +15,8 @@ from ragtap.store.base import CapturedInteraction, StoreError
 from ragtap.store.sql import COLUMNS, INDEX_SQL, SqlConnection, row_values, search_text, table_sql, words
 
 # What the tsvector of one row is built from, at most.  PostgreSQL refuses a tsvector over 1 MB ("string is too
-# long for tsvector"); 100,000 characters stay under it whatever the words (measured: 2 MB of distinct words
-# fails, its first 100,000 characters index).  Free text then finds words in the first 100,000 characters of
+# long for tsvector"); 100,000 characters stay well under it whatever the words (measured: 2.6 MB of distinct
+# words fails; 100,000 characters of distinct 3-letter, CJK or astral-plane words make tsvectors of 190-300 KB).  Free text then finds words in the first 100,000 characters of
 # question, answer, supporting content and documents together (in that order); the row keeps every text whole.
 MAX_SEARCH_CHARS = 100_000
 _SCHEMA_LOCK = 0x72616774  # "ragt": the advisory lock key taken while creating the schema

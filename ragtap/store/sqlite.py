@@ -97,7 +97,8 @@ class SqliteConnection(SqlConnection):
         return None if now == self.file_id else ("replaced", self.file_id)
 
     def row_error(self, error: BaseException) -> bool:
-        return isinstance(error, (sqlite3.DataError, sqlite3.IntegrityError))
+        # OverflowError: an integer beyond 64 bits (sqlite3 refuses to bind it)
+        return isinstance(error, (sqlite3.DataError, sqlite3.IntegrityError, OverflowError))
 
     def ensure_schema(self) -> None:
         c = self.connection
