@@ -261,3 +261,20 @@ async def test_ragtap_serve_with_no_config_keeps_a_flagged_interaction_for_its_t
             process.terminate()
             async with asyncio.timeout(30):
                 await process.wait()
+
+
+async def test_export_reads_the_default_store_and_never_creates_an_empty_one(tmp_path: Path, capsys) -> None:
+    from ragtap.cli import main
+    from ragtap.config import data_dir, load_config
+
+    out = tmp_path / "flagged.jsonl"
+    assert await asyncio.to_thread(main, ["export", "--out", str(out)]) == 2
+    assert f"no capture store at {data_dir() / 'capture.sqlite3'}" in capsys.readouterr().err
+    assert not data_dir().exists()
+    store = open_store(load_config(environ={}).store)
+    try:
+        assert await store.add_many([captured(1), captured(2)]) == 2
+    finally:
+        await store.close()
+    assert await asyncio.to_thread(main, ["export", "--out", str(out)]) == 0
+    assert [json.loads(line)["id"] for line in out.read_text().splitlines()] == ["row-000001", "row-000002"]
