@@ -16,8 +16,9 @@ from ragtap.store.sql import COLUMNS, INDEX_SQL, SqlConnection, row_values, sear
 
 # What the tsvector of one row is built from, at most.  PostgreSQL refuses a tsvector over 1 MB ("string is too
 # long for tsvector"); 100,000 characters stay well under it whatever the words (measured: 2.6 MB of distinct
-# words fails; 100,000 characters of distinct 3-letter, CJK or astral-plane words make tsvectors of 190-300 KB).  Free text then finds words in the first 100,000 characters of
-# question, answer, supporting content and documents together (in that order); the row keeps every text whole.
+# words fails; 100,000 characters of distinct 3-letter, CJK or astral-plane words make tsvectors of 190-300 KB).
+# Free text then finds words in the first 100,000 characters of question, answer, supporting content and
+# documents together (in that order); the row keeps every text whole.
 MAX_SEARCH_CHARS = 100_000
 _SCHEMA_LOCK = 0x72616774  # "ragt": the advisory lock key taken while creating the schema
 _PRUNE_LOCK = _SCHEMA_LOCK + 1  # one replica prunes at a time; the others skip that round
