@@ -18,6 +18,8 @@ from typing import Any
 
 import aiohttp
 import pytest
+from pg_server import running_postgres
+from test_store import new_database
 from triage_rows import captured
 
 from ragtap.config import ConfigError, load_config
@@ -29,6 +31,11 @@ from ragtap.triage.access import host_name, is_loopback_host
 from conftest import ENV
 
 ROOT = Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture(scope="module")
+def postgres_server() -> Any:
+    yield from running_postgres()
 
 
 @contextlib.asynccontextmanager
@@ -157,6 +164,25 @@ async def test_a_nul_in_a_filter_is_a_400_and_the_store_is_fine(tmp_path: Path, 
                 assert (response.status, (await response.json())["error"].split(": ", 1)[1]) == (400, "contains a NUL character")
             async with http.get(f"{base}/triage/api/interactions") as response:
                 assert response.status == 200 and len((await response.json())["items"]) == 3
+        assert store.stats.read_failures == 0
+
+
+@pytest.mark.parametrize("backend", ["sqlite", "postgresql"])
+async def test_a_nul_in_an_id_or_a_note_is_a_400_on_either_backend(request: pytest.FixtureRequest, tmp_path: Path, backend: str) -> None:
+    """On PostgreSQL a NUL anywhere in a query made the read fail (503 "the capture store cannot answer"), and the
+    reader's connection was thrown away; it is refused before the store now."""
+    where = {"url": new_database(request.getfixturevalue("postgres_server")), "path": None} if backend == "postgresql" else {}
+    async with ragtap(tmp_path, store=where) as (base, _, store):
+        api = f"{base}/triage/api/interactions"
+        async with aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=15)) as http:
+            async with http.get(f"{api}/row-000001%00") as response:
+                assert (response.status, (await response.json())["error"]) == (400, "interaction id: contains a NUL character")
+            async with http.post(f"{api}/row-000001/labels", json={"verdict_right": True, "note": "fine\x00"}) as response:
+                assert (response.status, (await response.json())["error"]) == (400, "note: contains a NUL character")
+            async with http.get(f"{api}?q=tower%00") as response:
+                assert response.status == 400
+            async with http.get(f"{api}/row-000001") as response:
+                assert response.status == 200 and (await response.json())["label"] is None  # nothing was stored
         assert store.stats.read_failures == 0
 
 
