@@ -278,3 +278,12 @@ async def test_export_reads_the_default_store_and_never_creates_an_empty_one(tmp
         await store.close()
     assert await asyncio.to_thread(main, ["export", "--out", str(out)]) == 0
     assert [json.loads(line)["id"] for line in out.read_text().splitlines()] == ["row-000001", "row-000002"]
+
+
+def test_the_tests_never_write_into_the_real_home() -> None:
+    """conftest.py points XDG_DATA_HOME at a temporary folder for every test (and the processes tests start)."""
+    import tempfile
+
+    from ragtap.config import data_dir
+
+    assert data_dir().is_relative_to(tempfile.gettempdir()) and not data_dir().is_relative_to(Path(os.path.expanduser("~")))

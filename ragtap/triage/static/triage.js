@@ -551,6 +551,7 @@
   }
 
   async function start() {
+    window.localStorage.removeItem("ragtap.triage.token"); // where earlier versions kept it: gone, not reused
     $("forget-token").hidden = !state.token;
     try {
       state.meta = await api("meta");
