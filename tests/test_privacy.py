@@ -179,7 +179,7 @@ def test_the_salt_is_made_once_per_install_shared_by_processes_and_private(tmp_p
     assert again.stdout.strip() in hashes  # stable across restarts
 
 
-def test_a_configured_salt_replaces_the_file_and_changes_the_hash(tmp_path: Path) -> None:
+def test_the_salt_decides_the_hash_and_a_hash_stays_itself() -> None:
     one = Redactor(identity="hashed", salt=b"x" * 32).identity("alice")
     assert one == Redactor(identity="hashed", salt=b"x" * 32).identity("alice") != Redactor(identity="hashed", salt=b"y" * 32).identity("alice")
     assert Redactor(identity="hashed", salt=b"x" * 32).identity(one) == one  # a pasted hash is that same id
@@ -249,6 +249,6 @@ def test_claim_pieces_of_a_redacted_match_are_redacted_but_others_kept() -> None
     assert (redacted.start, redacted.end) == (0, len(redacted.text))
 
 
-def test_config_rejects_a_relative_or_missing_identity_salt_as_none() -> None:
+def test_an_empty_identity_salt_means_the_salt_file() -> None:
     assert load_config(environ={"RAGTAP_IDENTITY_SALT": ""}).privacy.identity_salt is None
     assert load_config(environ={"RAGTAP_IDENTITY_SALT": "s" * 20}).privacy.identity_salt == "s" * 20
