@@ -283,6 +283,7 @@ async def start_proxy(embedder, _sdk_http):  # type: ignore[no-untyped-def]
         embedder_override: Any = None,
         upstream_url: str | None = None,
         client_timeout: float = 15.0,
+        steps: Any = None,
     ) -> Proxy:
         upstream = await stack.enter_async_context(RecordingUpstream(script))
         # The capture store is on by default; these tests turn it on where they test it (flags={"store": {"path": ...}}).
@@ -290,7 +291,7 @@ async def start_proxy(embedder, _sdk_http):  # type: ignore[no-untyped-def]
                 "store": {"path": ""}}
         config = load_config(flags=_deep_merge(base, flags), environ=ENV)
         collector = Collector()
-        server = RagtapServer(config, embedder=embedder_override if embedder_override is not None else embedder, exporters=[collector])
+        server = RagtapServer(config, embedder=embedder_override if embedder_override is not None else embedder, exporters=[collector], steps=steps)
         await stack.enter_async_context(server)
         recorder.bodies = bodies = []
         # The SDK client shares the session's HTTP client, so it is not closed here (closing would close that).

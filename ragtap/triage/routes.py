@@ -25,7 +25,6 @@ page's own origin (a cross-site form cannot label).  User and session filters ar
 from __future__ import annotations
 
 import dataclasses
-import hmac
 import logging
 from collections.abc import Awaitable, Callable
 from importlib import resources
@@ -33,6 +32,7 @@ from typing import Any
 
 from aiohttp import web
 
+from ragtap.auth import BearerToken
 from ragtap.privacy import NO_REDACTION, Redactor
 from ragtap.store.base import VERDICTS, CaptureStore, InvalidLabel, StoreError, StoreQuery, UnknownInteraction
 from ragtap.triage.access import host_is_trusted, trusted_hosts
@@ -88,16 +88,15 @@ class TriageAPI:
         self.settings = settings
         self.thresholds = thresholds
         self.redactor = redactor  # hashes the user / session a filter names, as the store hashed them
-        self._expected = f"Bearer {token}".encode() if token else None
+        self._bearer = BearerToken(token)
         self._trusted = trusted_hosts(listen_host, settings.allowed_hosts)
         self._page = _asset("index.html")
         self._assets = {name: (_asset(name), kind) for name, kind in _ASSETS.items()}
 
     # --- access --------------------------------------------------------------------------------------------------
     def _refused(self, request: web.Request) -> web.Response | None:
-        if self._expected is not None:
-            given = request.headers.get("Authorization", "").strip().encode()
-            if not hmac.compare_digest(given, self._expected):
+        if self._bearer.required:
+            if not self._bearer.allows(request.headers.get("Authorization")):
                 # no WWW-Authenticate challenge: the browser must not pop up its own login box; the page asks
                 return _error(401, "unauthorized: send Authorization: Bearer <the [triage] token, else the [prometheus] token>")
             return None
