@@ -171,8 +171,12 @@ class PrometheusExporter(Exporter):
             "content.", ["model", "kind"], registry=r)
         self.overhead_cost = Counter(
             "ragtap_overhead_cost_usd_total",
-            "What ragtap's own tokens cost in USD, priced with the [cost] table (models without a price add 0).",
-            ["model"], registry=r)
+            "What ragtap's own tokens cost in USD, priced with the [cost] table (models without a price add 0: "
+            "see ragtap_overhead_unpriced_total).", ["model"], registry=r)
+        self.overhead_unpriced = Counter(
+            "ragtap_overhead_unpriced_total",
+            "Exchanges whose overhead tokens could not be priced: the model has no entry in the [cost] table (by "
+            "exact id or as a dated snapshot of one).", ["model"], registry=r)
 
         # --- scoring pipeline ----------------------------------------------------------------------------------
         self.queue_depth_gauge = Gauge(
@@ -300,6 +304,8 @@ class PrometheusExporter(Exporter):
                     self._child(self.overhead_tokens, model, kind_).inc(value)
             if overhead.cost_usd:
                 self._child(self.overhead_cost, model).inc(overhead.cost_usd)
+            elif overhead.cost_usd is None and (overhead.input_tokens or overhead.output_tokens):
+                self._child(self.overhead_unpriced, model).inc()
 
     def passthrough_finished(self, exchange: ExchangeRecord) -> None:
         route = normalise_route(exchange.route)

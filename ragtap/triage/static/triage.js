@@ -18,7 +18,6 @@
   };
   const MAX_ROWS = 1000; // rows kept in the table; older ones are paged in again with "older"
   const LIVE_LIMIT = 200; // rows asked for per live poll
-  const TOKEN_KEY = "ragtap.triage.token";
   const FILTER_KEYS = ["verdict", "poor_retrieval", "model", "from", "to", "user", "session", "q", "labelled"];
 
   const $ = (id) => document.getElementById(id);
@@ -32,6 +31,9 @@
     generation: 0, // bumps on every reload: answers to older requests are ignored
     polling: false,
     timer: null,
+    // The API's bearer token, in this page's memory only: never in localStorage or a cookie (another page of the
+    // origin, or a link, could read or overwrite it there), never from the address (#token=... is ignored).
+    token: null,
   };
 
   // ---------------------------------------------------------------------------------------------- DOM helpers
@@ -101,7 +103,7 @@
 
   async function api(path, options = {}) {
     const headers = { Accept: "application/json", ...(options.headers || {}) };
-    const token = window.localStorage.getItem(TOKEN_KEY);
+    const token = state.token;
     if (token) headers.Authorization = "Bearer " + token;
     const response = await fetch("api/" + path, { ...options, headers, credentials: "same-origin", cache: "no-store" });
     let body = null;
@@ -549,12 +551,8 @@
   }
 
   async function start() {
-    const tokenInHash = new URLSearchParams(window.location.hash.slice(1)).get("token");
-    if (tokenInHash) { // #token=... (a fragment never reaches a server log): keep it, and take it off the address bar
-      window.localStorage.setItem(TOKEN_KEY, tokenInHash);
-      window.history.replaceState(null, "", window.location.pathname + window.location.search);
-    }
-    $("forget-token").hidden = !window.localStorage.getItem(TOKEN_KEY);
+    window.localStorage.removeItem("ragtap.triage.token"); // where earlier versions kept it: gone, not reused
+    $("forget-token").hidden = !state.token;
     try {
       state.meta = await api("meta");
     } catch (error) {
@@ -600,16 +598,13 @@
   });
   $("auth").addEventListener("submit", (event) => {
     event.preventDefault();
-    window.localStorage.setItem(TOKEN_KEY, $("token").value);
+    state.token = $("token").value;
     $("token").value = "";
     start();
   });
   $("forget-token").addEventListener("click", () => {
-    window.localStorage.removeItem(TOKEN_KEY);
+    state.token = null;
     window.location.reload();
-  });
-  window.addEventListener("hashchange", () => { // a #token=... link opened on the page already shown
-    if (new URLSearchParams(window.location.hash.slice(1)).get("token")) start();
   });
   start();
 })();
