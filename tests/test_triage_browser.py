@@ -21,7 +21,7 @@ from typing import Any
 import aiohttp
 import pytest
 from test_triage_proxy import TRACE_ID, flags, play, stored, triage_script
-from triage_rows import HOSTILE_QUESTION, HOSTILE_UNSUPPORTED
+from triage_rows import HOSTILE_CONTRADICTED, HOSTILE_QUESTION, HOSTILE_UNSUPPORTED
 
 from ragtap.demo.cases import thesis_cases
 
@@ -130,12 +130,16 @@ def table_scenario(driver: Any, url: str) -> str:
     mark = until(driver, lambda d: d.find_elements(By.CSS_SELECTOR, "#d-body mark.unsupported"), "the highlighted sentence")
     assert [m.text for m in mark] == [HOSTILE_UNSUPPORTED]
     assert "number_missing" in mark[0].get_attribute("title")
+    # a contradicted claim is marked apart, with what the documents say instead
+    [contradicted] = driver.find_elements(By.CSS_SELECTOR, "#d-body mark.contradicted")
+    assert contradicted.text == HOSTILE_CONTRADICTED and "number: 1899 vs 1889" in contradicted.get_attribute("title")
     assert texts(driver, "#d-unsupported li")[0].startswith(HOSTILE_UNSUPPORTED)
+    assert texts(driver, "#d-unsupported li.contradicted")[0].startswith(HOSTILE_CONTRADICTED)
     assert texts(driver, "#d-question") == [HOSTILE_QUESTION]
     assert len(driver.find_elements(By.CSS_SELECTOR, "#d-body .doc.attributed")) == 1
     assert driver.find_element(By.ID, "trace-link").get_attribute("href") == f"http://127.0.0.1:16686/trace/{TRACE_ID}"
     assert texts(driver, "#d-verdict") == ["unsupported_answer"]
-    assert texts(driver, "#d-rule")[0].startswith("why: claim 2 of 2 of the answer supported by neither")
+    assert texts(driver, "#d-rule")[0].startswith("why: claims 2, 3 of 3 (contradicted: 3) of the answer supported by neither")
     score_rows = driver.find_elements(By.CSS_SELECTOR, "#d-body table.scores tbody tr")
     assert [r.get_attribute("data-metric") for r in score_rows] == ["sdq", "sdrd", "sda", "qrd", "qa", "ard"]
     assert "tokens" in texts(driver, "#d-body dl.facts dt")

@@ -214,6 +214,10 @@ class PrometheusExporter(Exporter):
         self.unsupported_claims = Counter(
             "ragtap_unsupported_claims_total",
             "Claims of answers that neither the documents nor the supporting content support.", ["model"], registry=r)
+        self.contradicted_claims = Counter(
+            "ragtap_contradicted_claims_total",
+            "Claims of answers that the evidence they rest on contradicts (another number, name, negation, order): "
+            "a subset of ragtap_unsupported_claims_total.", ["model"], registry=r)
         self.unscored = Counter(
             "ragtap_unscored_total", "Interactions that could not be scored, by reason.", ["reason", "model"],
             registry=r)
@@ -337,6 +341,7 @@ class PrometheusExporter(Exporter):
         if judged:
             self._child(self.claims_judged, model).inc(judged)
             self._child(self.unsupported_claims, model).inc(len(assessment.unsupported_claims))
+            self._child(self.contradicted_claims, model).inc(len(assessment.contradicted_claims))
         if assessment.poor_retrieval is not None:
             self._child(self.retrieval_judged, model).inc()
             if assessment.poor_retrieval:

@@ -89,8 +89,9 @@ def _evaluation_results(settings: OtelSettings, assessment: Assessment, common: 
 
 def _claims_result(settings: OtelSettings, assessment: Assessment, common: dict[str, Any],
                    redactor: Redactor = NO_REDACTION) -> dict[str, Any] | None:
-    """`ragtap.claims`: the share of the answer's judged claims that the evidence supports, the unsupported
-    count, and (only under content capture: claims are answer text) each unsupported claim with its offsets."""
+    """`ragtap.claims`: the share of the answer's judged claims that the evidence supports, the unsupported and
+    contradicted counts with their offsets, and (only under content capture: claims are answer text) each
+    unsupported claim with its outcome and, when contradicted, what the evidence says otherwise."""
     judged = [c for c in assessment.claims if c.of == "answer" and c.supported is not None]
     if not judged:
         return None
@@ -102,12 +103,15 @@ def _claims_result(settings: OtelSettings, assessment: Assessment, common: dict[
         "ragtap.claims.judged": len(judged),
         "ragtap.claims.unsupported": len(unsupported),
         "ragtap.claims.unsupported_offsets": [f"{c.start}-{c.end}" for c in unsupported],
+        "ragtap.claims.contradicted": len(assessment.contradicted_claims),
+        "ragtap.claims.contradicted_offsets": [f"{c.start}-{c.end}" for c in assessment.contradicted_claims],
         **common,
     }
     if settings.capture_content:
         capped = capped_text(redactor, max(0, int(settings.content_max_chars)))
         event["ragtap.claims.unsupported_text"] = json.dumps(
-            [{"text": capped(c.text), "start": c.start, "end": c.end, "reason": c.reason} for c in unsupported], ensure_ascii=False
+            [{"text": capped(c.text), "start": c.start, "end": c.end, "outcome": c.outcome.value, "reason": c.reason,
+              "conflicts": [capped(x) for x in c.conflicts]} for c in unsupported], ensure_ascii=False
         )
     return event
 

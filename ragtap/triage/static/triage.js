@@ -361,7 +361,9 @@
       if (claim.start < position || claim.end > points.length || claim.end <= claim.start) continue; // overlapping or stale
       box.append(points.slice(position, claim.start).join(""));
       const piece = points.slice(claim.start, claim.end).join("");
-      if (claim.supported === false) {
+      if (claim.outcome === "contradicted") {
+        box.append(el("mark", { class: "contradicted", title: claimWhy(claim) }, piece));
+      } else if (claim.supported === false) {
         box.append(el("mark", { class: "unsupported", title: claimWhy(claim) }, piece));
       } else {
         box.append(el("span", { class: "supported", title: claimWhy(claim) }, piece));
@@ -373,7 +375,8 @@
   }
 
   function claimWhy(claim) {
-    const parts = [(claim.supported ? "supported: " : "unsupported: ") + claim.reason];
+    const parts = [claim.outcome === "contradicted" ? "contradicted by the documents" : (claim.supported ? "supported: " : "unsupported: ") + claim.reason];
+    if (claim.conflicts && claim.conflicts.length) parts.push("the documents say otherwise: " + claim.conflicts.join("; "));
     if (typeof claim.similarity === "number") parts.push("best passage cosine " + claim.similarity.toFixed(2));
     if (claim.document !== null && claim.document !== undefined) parts.push("best document #" + (claim.document + 1));
     if (claim.missing_numbers.length) parts.push("numbers not in the documents: " + claim.missing_numbers.join(", "));
@@ -474,6 +477,7 @@
     const answerClaims = item.claims.filter((c) => c.of === "answer");
     const supportClaims = item.claims.filter((c) => c.of === "supporting");
     const unsupported = answerClaims.filter((c) => c.supported === false);
+    const contradicted = unsupported.filter((c) => c.outcome === "contradicted").length;
 
     const body = el("div", { id: "d-body" },
       el("p", null, el("span", { class: verdictClass(item.verdict), id: "d-verdict", text: item.verdict }),
@@ -481,10 +485,11 @@
       el("div", { class: "rule", id: "d-rule" }, el("strong", { text: "why: " }), item.explanation || "(no explanation recorded)"),
       el("h3", { text: "scores against the thresholds in force" }), scoresTable(item),
       el("h3", { text: "question" }), el("div", { class: "text", id: "d-question" }, item.question),
-      el("h3", { text: `answer${unsupported.length ? ` — ${unsupported.length} unsupported claim${unsupported.length > 1 ? "s" : ""} marked` : ""}` }),
+      el("h3", { text: `answer${unsupported.length ? ` — ${unsupported.length} unsupported claim${unsupported.length > 1 ? "s" : ""} marked` : ""}${contradicted ? ` (${contradicted} contradicted)` : ""}` }),
       item.answer === null ? el("p", { class: "muted", text: "no answer recorded" }) : highlighted(item.answer, answerClaims),
       unsupported.length ? el("ul", { class: "claims", id: "d-unsupported" },
-        ...unsupported.map((c) => el("li", { class: "bad" }, c.text, el("span", { class: "muted", text: " — " + claimWhy(c) })))) : null,
+        ...unsupported.map((c) => el("li", { class: c.outcome === "contradicted" ? "bad contradicted" : "bad" }, c.text,
+          el("span", { class: "muted", text: " — " + claimWhy(c) })))) : null,
       el("h3", { text: "supporting content (what the model says its answer rests on)" }),
       item.supporting === null ? el("p", { class: "muted", text: "none (not injected, or not recovered)" }) : highlighted(item.supporting, supportClaims),
       el("h3", { text: `retrieved documents (${item.documents.length})` }), documentsList(item),
