@@ -28,7 +28,7 @@ from ragtap.exporters.settings import OTLP_PROTOCOLS, OtelSettings, PrometheusSe
 from ragtap.judge.settings import JudgeSettings
 from ragtap.privacy import PrivacySettings, settings_problem
 from ragtap.recognise import CustomPattern, patterns_from_config
-from ragtap.scoring.claims import ClaimThresholds
+from ragtap.scoring.claims import ClaimThresholds, VerifierSettings
 from ragtap.scoring.passages import DEFAULT_MAX_WORDS
 from ragtap.store.settings import CAPTURE_POLICIES, StoreSettings
 from ragtap.triage.settings import TRACE_URL_FIELDS, TriageSettings
@@ -239,6 +239,8 @@ _LIMITS: dict[tuple[str, str], Any] = {
     **{("claims", k): _between(0, 1) for k in ("lexical_alone", "aligned", "lexical", "parametric_share")},
     **{("claims", k): _between(-1, 1) for k in ("similarity", "similarity_with_lexical")},
     ("claims", "min_content_words"): _between(0),
+    ("claims.verifier", "threshold"): _between(0, 1),
+    ("claims.verifier", "max_tokens"): _between(8),
     ("redis_queue", "max_length"): _between(1),
     ("redis_queue", "handoff_timeout_ms"): _between(above=0),
     ("redis_queue", "outbox_size"): _between(1),
@@ -321,6 +323,13 @@ def _apply(section: Any, values: dict[str, Any], name: str) -> Any:
     return dataclasses.replace(section, **changes)
 
 
+def _verifier_settings(value: Any) -> VerifierSettings:
+    """`[claims.verifier]`: a table of VerifierSettings' keys, each checked (an unknown key is an error)."""
+    if not isinstance(value, dict):
+        raise ValueError(f"must be a table ([claims.verifier] model = \"path.onnx\"), got {type(value).__name__}")
+    return _apply(VerifierSettings(), value, "claims.verifier")  # type: ignore[no-any-return]
+
+
 def _store_path(value: Any) -> str:
     """`[store] path`: kept as given, "" included ("" turns the store off; an absent path means the default)."""
     if not isinstance(value, str):
@@ -330,7 +339,7 @@ def _store_path(value: Any) -> str:
 
 # Settings with their own validating constructor (named errors for each malformed entry).
 _BUILDERS = {("recognise", "patterns"): patterns_from_config, ("otel", "headers"): headers_from_config,
-             ("cost", "prices"): prices_from_config, ("store", "path"): _store_path}
+             ("cost", "prices"): prices_from_config, ("store", "path"): _store_path, ("claims", "verifier"): _verifier_settings}
 # Keys that moved: a config that still has them gets one line saying where they went.
 _MOVED = {("store", "redact"): "[privacy] redact", ("store", "redact_replacement"): "[privacy] redact_replacement"}
 

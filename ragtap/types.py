@@ -153,6 +153,7 @@ class ClaimSupport:
     evidence_start: int | None = None
     evidence_end: int | None = None
     evidence_share: float | None = None
+    verifier_score: float | None = None  # the [claims.verifier] model's probability that the evidence supports it
 
     @property
     def supported(self) -> bool | None:

@@ -24,6 +24,7 @@ from ragtap.pipeline.batch import ScoringPolicy
 from ragtap.pipeline.limits import ScoringLimits
 from ragtap.privacy import NO_REDACTION, Redactor, install_salt
 from ragtap.scoring.refusal import RefusalDetector
+from ragtap.verifier.base import ClaimVerifier, VerifierError
 
 log = logging.getLogger("ragtap.wiring")
 
@@ -60,7 +61,22 @@ def build_policy(config: Config) -> ScoringPolicy:
     scoring = config.scoring
     limits = ScoringLimits(scoring.max_documents, scoring.max_document_chars, scoring.max_text_chars, scoring.max_passages)
     return ScoringPolicy(config.thresholds, RefusalDetector.build(scoring.refusal_patterns), config.claims, scoring.passage_words,
-                         scoring.claim_level, limits)
+                         scoring.claim_level, limits, build_verifier(config))
+
+
+def build_verifier(config: Config) -> ClaimVerifier | None:
+    """`[claims.verifier] model`: the user's ONNX cross-encoder (ragtap/verifier/), or None.  A file that cannot be
+    used is a ConfigError at start, in one line."""
+    settings = config.claims.verifier
+    if not settings.model:
+        return None
+    from ragtap.verifier.onnx_cross_encoder import OnnxCrossEncoder
+
+    try:
+        return OnnxCrossEncoder(settings.model, tokenizer=settings.tokenizer, supported_label=settings.supported_label,
+                                contradicted_label=settings.contradicted_label, max_tokens=settings.max_tokens)
+    except VerifierError as error:
+        raise ConfigError(str(error)) from None
 
 
 def writes_identities(config: Config) -> bool:

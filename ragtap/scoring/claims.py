@@ -28,7 +28,7 @@ from __future__ import annotations
 import dataclasses
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -47,6 +47,18 @@ _LIST_MARKER = re.compile(r"(?:[-*•▪◦‣–]|\(?\d{1,3}[.)]|\(?[a-zA-Z][.)
 
 
 @dataclass(frozen=True, slots=True)
+class VerifierSettings:
+    """`[claims.verifier]`: a stronger claim verifier the user brings (ragtap/verifier/): an ONNX cross-encoder."""
+
+    model: str = ""  # path of the .onnx file; "" = no verifier (the lexical and contradiction checks decide alone)
+    tokenizer: str = ""  # its Hugging Face tokenizer.json ("" = tokenizer.json beside the model)
+    supported_label: int = 1  # the logits column of "supported" / "entailment"
+    contradicted_label: int = -1  # the column of "contradiction", if the model has one
+    threshold: float = 0.5  # probability at which the verifier's call stands
+    max_tokens: int = 512  # the pair is truncated to this many tokens
+
+
+@dataclass(frozen=True, slots=True)
 class ClaimThresholds:
     """Calibrated for all-MiniLM-L6-v2 and the lexical rules on DelucionQA train (docs/thresholds.md)."""
 
@@ -57,6 +69,7 @@ class ClaimThresholds:
     similarity_with_lexical: float = 0.60  # this cosine
     min_content_words: int = 2  # shorter claims are not judged
     parametric_share: float = 0.5  # without support: more than this share of claims unsupported -> parametric
+    verifier: VerifierSettings = field(default_factory=VerifierSettings)
 
 
 @dataclass(frozen=True, slots=True)
@@ -211,10 +224,20 @@ def decide(lexical_precision: float, similarity: float | None, thresholds: Claim
     return False, "no_evidence"
 
 
+def verified(claim: ClaimSupport, supported: float, contradicted: float | None, threshold: float) -> ClaimSupport:
+    """The claim as the verifier calls it (its probabilities against `threshold`).  Only claims the lexical rules
+    decided are handed to the verifier: a contradiction, a missing number or a missing name found explicitly stands."""
+    if contradicted is not None and contradicted >= threshold and contradicted > supported:
+        return dataclasses.replace(claim, outcome=ClaimOutcome.CONTRADICTED, reason="verifier", verifier_score=supported,
+                                   conflicts=(f"verifier: contradiction ({contradicted:.2f})",))
+    outcome = ClaimOutcome.SUPPORTED if supported >= threshold else ClaimOutcome.NOT_FOUND
+    return dataclasses.replace(claim, outcome=outcome, reason="verifier", verifier_score=supported)
+
+
 def rejudge(claim: ClaimSupport, thresholds: ClaimThresholds) -> ClaimSupport:
     """The same claim under other thresholds, without embedding again (calibration).  The number and name rules
     and the word count do not depend on the thresholds tuned here."""
-    if claim.reason in ("number_missing", "name_missing", "too_short", "framing", "contradicted", "refusal"):
+    if claim.reason in ("number_missing", "name_missing", "too_short", "framing", "contradicted", "refusal", "verifier"):
         return claim
     aligned = 1.0 if claim.evidence_share is None else claim.evidence_share
     supported, reason = decide(claim.lexical_precision, claim.similarity, thresholds, aligned)
