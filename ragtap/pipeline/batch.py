@@ -120,7 +120,8 @@ def _claims(plan: _Plan, vectors: np.ndarray, policy: ScoringPolicy, question: s
     support = [(c, row) for c, row in zip(plan.supporting_claims, plan.supporting_claim_rows) if row is not None]
     if support:
         extra = [Passage(-1, c.start, c.end, c.checked_text) for c, _ in support]
-        evidence = Evidence.of([*plan.passages, *extra], vectors[plan.passage_rows + [row for _, row in support]], plan.documents, question)
+        evidence = Evidence.of([*plan.passages, *extra], vectors[plan.passage_rows + [row for _, row in support]], plan.documents, question,
+                               documents.index)
     answer = [judge_claim(claim, vector(row), evidence, policy.claims) for claim, row in zip(plan.answer_claims, plan.answer_claim_rows)]
     if answer_text and question and all(c.supported is None for c in answer):
         short = judge_short_answer(answer_text, question, documents)

@@ -138,9 +138,12 @@ class Evidence:
     premise: DocumentVocabulary | None = None  # the question's: numbers and names the user stated (lexical.py)
 
     @classmethod
-    def of(cls, passages: Sequence[Passage], vectors: np.ndarray, documents: Sequence[str], question: str | None = None) -> Evidence:
+    def of(cls, passages: Sequence[Passage], vectors: np.ndarray, documents: Sequence[str], question: str | None = None,
+           index: EvidenceIndex | None = None) -> Evidence:
+        """`index`: the documents' sentence index when it was built already (it depends on the documents only)."""
         return cls(tuple(passages), vectors, DocumentVocabulary.of([p.text for p in passages]),
-                   EvidenceIndex(list(enumerate(documents))), None if not question else DocumentVocabulary.of([question]))
+                   index if index is not None else EvidenceIndex(list(enumerate(documents))),
+                   None if not question else DocumentVocabulary.of([question]))
 
 
 def judge_claim(claim: Claim, vector: np.ndarray | None, evidence: Evidence, thresholds: ClaimThresholds, of: str = "answer") -> ClaimSupport:
