@@ -27,7 +27,8 @@ from ragtap.pipeline.queue import ScoringQueue
 from ragtap.pipeline.redis_handoff import RedisHandoff
 from ragtap.proxy.chat import handle_chat
 from ragtap.proxy.clients import BODY_TIMEOUT, ClientLimits, ConnectionWatchdog
-from ragtap.proxy.errors import openai_error
+from ragtap.proxy.errors import RAGTAP_ERROR_CODE, in_anthropic_shape, openai_error
+from ragtap.proxy.messages import handle_messages
 from ragtap.proxy.passthrough import handle_passthrough
 from ragtap.proxy.requestlog import request_log
 from ragtap.proxy.responses import handle_responses
@@ -48,9 +49,20 @@ PROMETHEUS: web.AppKey[PrometheusExporter | None] = web.AppKey("ragtap_prometheu
 WATCHDOG: web.AppKey[ConnectionWatchdog] = web.AppKey("ragtap_client_watchdog", ConnectionWatchdog)
 
 
+_MESSAGES_ROUTES = frozenset({"/v1/messages", "/messages"})
+
+
 @web.middleware
 async def openai_errors(request: web.Request, handler):  # type: ignore[no-untyped-def]
-    """aiohttp's own HTTP errors (413 body too large, ...) in the OpenAI error shape that SDKs parse."""
+    """aiohttp's own HTTP errors (413 body too large, ...) in the OpenAI error shape that SDKs parse; on the
+    Messages API's routes, ragtap's own errors in Anthropic's shape."""
+    response = await _openai_errors(request, handler)
+    if request.path in _MESSAGES_ROUTES and isinstance(response, web.Response) and RAGTAP_ERROR_CODE in response:
+        return in_anthropic_shape(response)
+    return response
+
+
+async def _openai_errors(request: web.Request, handler):  # type: ignore[no-untyped-def]
     try:
         return await handler(request)
     except web.HTTPRequestEntityTooLarge:
@@ -190,6 +202,8 @@ def build_app(
     app.router.add_post("/chat/completions", handle_chat)  # clients whose base URL lacks /v1
     app.router.add_post("/v1/responses", handle_responses)  # the Responses API
     app.router.add_post("/responses", handle_responses)
+    app.router.add_post("/v1/messages", handle_messages)  # the Anthropic Messages API (anthropic SDK, ChatAnthropic)
+    app.router.add_post("/messages", handle_messages)
     app[INJECTED_RESPONSES] = InjectedResponses()
     app.router.add_get("/v1/responses/{response_id}", handle_retrieve)  # split if ragtap injected it, else passthrough
     app.router.add_get("/responses/{response_id}", handle_retrieve)

@@ -9,7 +9,6 @@ with `response.completed` (or `incomplete` / `failed`), or with an `error` event
 
 from __future__ import annotations
 
-import json
 from time import perf_counter as now
 from typing import Any
 
@@ -21,24 +20,12 @@ from ragtap.exchange import ExchangeRecord, note_usage
 from ragtap.proxy.exchange_path import (
     INCOMPLETE, AnswerGate, Exchange, KeptText, StreamOutcome, broken_off, copy_events, open_gate, open_stream, parse_object, pump_events,
 )
-from ragtap.proxy.sse import encode_event
+from ragtap.proxy.sse import encode_event, encode_typed
 from ragtap.split.responses import ClientEcho, was_truncated
 from ragtap.split.responses_stream import ResponsesStreamSplitter
 from ragtap.split.stream import REPLY_TOO_LARGE
 
 _FINAL_EVENTS = frozenset({"response.completed", "response.incomplete", "response.failed"})
-
-
-def encode_typed(event: dict[str, Any]) -> bytes:
-    """One event as the Responses API writes it: its type on an `event:` line, then the JSON."""
-    try:
-        data = orjson.dumps(event)
-    except orjson.JSONEncodeError:  # nested deeper than orjson writes (254 levels; it reads 1024)
-        data = json.dumps(event, ensure_ascii=False, separators=(",", ":")).encode()
-    kind = event.get("type")
-    if isinstance(kind, str) and "\n" not in kind and "\r" not in kind:
-        return b"event: " + kind.encode() + b"\n" + encode_event(data)
-    return encode_event(data)
 
 
 def note_response(response: dict[str, Any], record: ExchangeRecord) -> None:
