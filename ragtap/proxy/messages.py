@@ -23,12 +23,11 @@ from ragtap.exchange import chat_messages
 from ragtap.config import InjectSettings
 from ragtap.prompts import prompt_text
 from ragtap.proxy.exchange_path import (
-    Exchange, StreamOutcome, TooLarge, WholeReply, dumps, forward_json, forward_raw, parse_object, read_bounded, read_exchange,
-    relay_too_large, request_bytes, respond, score_later, send_json, settle_whole_reply,
+    Exchange, StreamOutcome, WholeReply, dumps, forward_json, forward_raw, parse_object, read_exchange, read_reply, request_bytes,
+    respond, score_later, send_json, settle_whole_reply,
 )
-from ragtap.proxy.inject import without_ragtap_field
+from ragtap.proxy.inject import after_own, without_ragtap_field
 from ragtap.proxy.messages_stream import note_message, relay_messages_injected, relay_messages_observed
-from ragtap.proxy.passthrough import relay_response
 from ragtap.proxy.upstream import response_headers
 from ragtap.recognise.messages import messages_view, recognise_messages
 from ragtap.split.messages import NO_CITATIONS, cited_reply, first_text_block, reply_text, split_message
@@ -41,14 +40,12 @@ def inject_messages(body: dict[str, Any], settings: InjectSettings) -> dict[str,
     out = without_ragtap_field(body)
     instruction = prompt_text(settings.prompt)
     system = body.get("system")
-    if system is None or (isinstance(system, str) and not system.strip()):
-        out["system"] = instruction
-    elif isinstance(system, str):
-        out["system"] = system + "\n\n" + instruction
-    elif isinstance(system, list):
+    text = after_own(system, instruction)
+    if text is not None:
+        out["system"] = text
+    elif isinstance(system, list):  # system blocks: one more, after the app's (its cache breakpoints keep their prefix)
         out["system"] = [*system, {"type": "text", "text": instruction}]
-    else:  # not a string nor blocks: the upstream will judge it; ragtap adds nothing it could make worse
-        out["system"] = system
+    # (neither text nor blocks: the upstream will judge it; ragtap adds nothing it could make worse)
     return out
 
 
@@ -79,16 +76,9 @@ async def _injected(exchange: Exchange, body: dict[str, Any]) -> web.StreamRespo
     forwarded = inject_messages(body, state.config.inject)
     record.injected_instruction = prompt_text(state.config.inject.prompt)  # what ragtap's overhead cost counts
     upstream = await send_json(exchange, request_bytes(forwarded))
-    if upstream.status != 200:  # the upstream's own error (529 overloaded, 429, ...): the app sees it unchanged
-        return await relay_response(exchange.request, upstream, record, decompressed=True)
-    if forwarded.get("stream") is True and "text/event-stream" in upstream.headers.get("Content-Type", ""):
-        response, outcome = await relay_messages_injected(exchange, upstream)
-        score_later(exchange, outcome.answer, outcome.supporting, outcome.unscored_reason)
-        return response
-
-    data = await read_bounded(upstream, record, state.config.replies.max_body_bytes)
-    if isinstance(data, TooLarge):
-        return await relay_too_large(exchange, upstream, data, scored=True)
+    data = await read_reply(exchange, upstream, (lambda: relay_messages_injected(exchange, upstream)) if forwarded.get("stream") is True else None)
+    if not isinstance(data, bytes):
+        return data
     headers = response_headers(upstream.headers, body_rewritten=True)
     message = parse_object(data)
     split = split_message(message) if message is not None else None
@@ -106,23 +96,16 @@ async def _injected(exchange: Exchange, body: dict[str, Any]) -> web.StreamRespo
 
 
 async def _observed(exchange: Exchange, forwarded: dict[str, Any] | None, *, cited: bool) -> web.StreamResponse:
-    record = exchange.record
     upstream = await send_json(exchange, exchange.raw if forwarded is None else request_bytes(forwarded))
-    if upstream.status != 200:
-        return await relay_response(exchange.request, upstream, record, decompressed=True)
-    if "text/event-stream" in upstream.headers.get("Content-Type", ""):
-        response, outcome = await relay_messages_observed(exchange, upstream, cited=cited)
-    else:
-        data = await read_bounded(upstream, record, exchange.state.config.replies.max_body_bytes)
-        if isinstance(data, TooLarge):
-            return await relay_too_large(exchange, upstream, data, scored=True)
-        response = web.Response(status=upstream.status, body=data, headers=response_headers(upstream.headers, body_rewritten=True))
-        message = parse_object(data)
-        outcome = _observed_outcome(message, cited)
-        if message is not None:
-            note_message(message, record)
+    data = await read_reply(exchange, upstream, lambda: relay_messages_observed(exchange, upstream, cited=cited))
+    if not isinstance(data, bytes):
+        return data
+    message = parse_object(data)
+    if message is not None:
+        note_message(message, exchange.record)
+    outcome = _observed_outcome(message, cited)
     score_later(exchange, outcome.answer, outcome.supporting, outcome.unscored_reason)
-    return response
+    return web.Response(status=upstream.status, body=data, headers=response_headers(upstream.headers, body_rewritten=True))
 
 
 def _observed_outcome(message: dict[str, Any] | None, cited: bool) -> StreamOutcome:

@@ -14,14 +14,12 @@ from time import perf_counter as now
 from typing import Any
 
 import aiohttp
-import orjson
 from aiohttp import web
 
 from ragtap.exchange import ExchangeRecord, note_anthropic_usage
 from ragtap.proxy.exchange_path import (
-    INCOMPLETE, AnswerGate, Exchange, KeptText, StreamOutcome, broken_off, copy_events, open_gate, open_stream, parse_object, pump_events,
+    INCOMPLETE, Exchange, KeptText, StreamOutcome, TypedShape, broken_off, copy_events, open_stream, parse_object, relay_typed,
 )
-from ragtap.proxy.sse import encode_event, encode_typed
 from ragtap.split.messages import NO_CITATIONS, CitedSpans
 from ragtap.split.messages_stream import MessagesStreamSplitter
 from ragtap.split.stream import REPLY_TOO_LARGE
@@ -53,68 +51,18 @@ def _note_event(event: dict[str, Any], record: ExchangeRecord) -> None:
         record.outcome, record.error_type = "upstream_error", kind if isinstance(kind, str) and kind.isidentifier() else "error_event"
 
 
-class _MessagesRelay:
-    """The typed events of an injected Messages stream, rewritten by `MessagesStreamSplitter` (an `EventRelay`).
-    With an answer gate (seam (b)), its release is awaited when the answer's block closes, before its
-    `content_block_stop`."""
+def _carries_text(event: dict[str, Any]) -> bool:
+    delta = event.get("delta") if event.get("type") == "content_block_delta" else None
+    return isinstance(delta, dict) and delta.get("type") == "text_delta" and bool(delta.get("text"))
 
-    def __init__(self, out: web.StreamResponse, record: ExchangeRecord, splitter: MessagesStreamSplitter, gate: AnswerGate | None) -> None:
-        self.out = out
-        self.record = record
-        self.splitter = splitter
-        self.gate = gate
-        self.pending: list[bytes] = []
 
-    async def on_payload(self, payload: bytes) -> None:
-        event = parse_object(payload)
-        if event is None:
-            self.pending.append(encode_event(payload))  # not ours to judge: pass it on
-            return
-        _note_event(event, self.record)
-        if event.get("type") == "error":  # the answer so far first, then the error as it came
-            await self._close_text()
-        elif self.gate is not None and self.splitter.ends_text(event):
-            self.splitter.released = await self.gate.release(self.splitter.finish_text())
-        for rewritten in self.splitter.feed(event):
-            self._write(rewritten)
-
-    def _write(self, event: dict[str, Any]) -> None:
-        if self.record.first_token_at is None and event.get("type") == "content_block_delta":
-            delta = event.get("delta")
-            if isinstance(delta, dict) and delta.get("type") == "text_delta" and delta.get("text"):
-                self.record.first_token_at = now()
-        self.pending.append(encode_typed(event))
-
-    async def _close_text(self) -> None:
-        if self.gate is not None and self.splitter.text_open():
-            self.splitter.released = await self.gate.release(self.splitter.finish_text())
-        for event in self.splitter.close():
-            self._write(event)
-
-    async def flush(self) -> None:
-        if self.pending:
-            data = self.pending[0] if len(self.pending) == 1 else b"".join(self.pending)
-            self.pending.clear()
-            await self.out.write(data)
-
-    async def close(self) -> None:
-        await self._close_text()
-        await self.flush()
+# The answer text still held goes out before an `error` event (the SDKs raise on it and read no further).
+_SHAPE = TypedShape(_note_event, _carries_text, text_before_error=True)
 
 
 async def relay_messages_injected(exchange: Exchange, upstream: aiohttp.ClientResponse) -> tuple[web.StreamResponse, StreamOutcome]:
-    record = exchange.record
-    out = await open_stream(exchange.request, upstream)
-    gate = open_gate(exchange)
-    splitter = MessagesStreamSplitter(exchange.state.config.replies.max_kept_chars, gate.feed if gate is not None else None)
-    # One read can hold many events: the first answer text goes out at once (the app's time to first token).
-    if not await pump_events(out, upstream, record, _MessagesRelay(out, record, splitter, gate), flush_first_token=True):
-        return out, INCOMPLETE
-    result = splitter.outcome()
-    outcome = broken_off(record, StreamOutcome(result.answer, result.supporting, result.unscored_reason))
-    if splitter.index is None and outcome.unscored_reason is None:
-        outcome.unscored_reason = "no_text_content"
-    return out, outcome
+    max_kept = exchange.state.config.replies.max_kept_chars
+    return await relay_typed(exchange, upstream, lambda text_filter: MessagesStreamSplitter(max_kept, text_filter), _SHAPE)
 
 
 class _TextCollector:

@@ -53,7 +53,7 @@ class MessagesStreamSplitter:
         if kind == "content_block_stop":
             if self.ends_text(event):
                 self.text_closed = True
-                closing = self._closing_text(self.finish_text())
+                closing = self._closing_text(self.finish_text(event))
                 return [self._delta(closing), event] if closing else [event]
             return [event]
         if kind == "message_delta":
@@ -68,7 +68,7 @@ class MessagesStreamSplitter:
         if not self.text_open():
             return []
         self.text_closed = True
-        closing = self._closing_text(self._finish(truncated=True))
+        closing = self._closing_text(self.finish_text(None))
         return [self._delta(closing)] if closing else []
 
     def outcome(self) -> StreamResult:
@@ -84,12 +84,18 @@ class MessagesStreamSplitter:
         """`event` closes the split block, which is still open."""
         return event.get("type") == "content_block_stop" and self.index is not None and event.get("index") == self.index and not self.text_closed
 
+    @property
+    def found_text(self) -> bool:
+        """A text block was found to split."""
+        return self.index is not None
+
     def text_open(self) -> bool:
         return self.index is not None and not self.text_closed
 
-    def finish_text(self) -> StreamResult:
-        """The split of the answer, complete (the block is closed; whether it was cut is known only later)."""
-        return self._finish(truncated=False)
+    def finish_text(self, event: dict[str, Any] | None) -> StreamResult:
+        """The split of the answer, complete: at its block's `content_block_stop` (`event`; whether it was cut is
+        known only later), or at the end of the stream (None)."""
+        return self._finish(truncated=event is None)
 
     # ---------------------------------------------------------------------------------------------------------
 
