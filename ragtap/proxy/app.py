@@ -55,20 +55,13 @@ _MESSAGES_ROUTES = frozenset({"/v1/messages", "/messages"})
 @web.middleware
 async def openai_errors(request: web.Request, handler):  # type: ignore[no-untyped-def]
     """aiohttp's own HTTP errors (413 body too large, ...) in the OpenAI error shape that SDKs parse; on the
-    Messages API's routes, ragtap's own errors in Anthropic's shape."""
-    response = await _openai_errors(request, handler)
-    if request.path in _MESSAGES_ROUTES and isinstance(response, web.Response) and RAGTAP_ERROR_CODE in response:
-        return in_anthropic_shape(response)
-    return response
-
-
-async def _openai_errors(request: web.Request, handler):  # type: ignore[no-untyped-def]
+    Messages API's routes, ragtap's own errors in Anthropic's shape (checked only for an error ragtap answered)."""
     try:
-        return await handler(request)
+        response = await handler(request)
     except web.HTTPRequestEntityTooLarge:
         # (the exception keeps the limit only in its text: read it from the settings)
         limit = request.app[STATE].config.server.max_body_bytes
-        return openai_error(413, f"ragtap: request body larger than {limit} bytes", type_="invalid_request_error", code="request_too_large")
+        response = openai_error(413, f"ragtap: request body larger than {limit} bytes", type_="invalid_request_error", code="request_too_large")
     except web.HTTPException:
         raise
     except Exception:
@@ -76,7 +69,10 @@ async def _openai_errors(request: web.Request, handler):  # type: ignore[no-unty
         log.exception("unexpected error handling %s %s", request.method, request.path)
         if request.writer.output_size > 0:
             raise  # part of a response is out already: aiohttp closes the connection
-        return openai_error(500, "ragtap: internal error (see ragtap's log)", type_="server_error", code="ragtap_internal_error")
+        response = openai_error(500, "ragtap: internal error (see ragtap's log)", type_="server_error", code="ragtap_internal_error")
+    if RAGTAP_ERROR_CODE in response and request.path in _MESSAGES_ROUTES and isinstance(response, web.Response):
+        return in_anthropic_shape(response)
+    return response
 
 
 @web.middleware

@@ -14,7 +14,7 @@ message carrying its text (the tool rule reads it).  The explicit `ragtap` field
 everything, as for chat.
 
 Who owns the reply format, in Messages terms (then the context is kept for the scores that need no supporting
-content, and `inject` is False): `tools` ("client_tools"), extended thinking (`thinking` enabled or adaptive:
+content, and `inject` is False): `tools` or `mcp_servers` ("client_tools"), extended thinking (`thinking` enabled or adaptive:
 "client_thinking"), a reply format of its own (`output_config.format`: "client_response_format"), and a
 prefill (the last turn is the assistant's: "client_prefill", the reply continues the app's text).  With
 `citations` enabled on the documents ("client_citations"), Claude marks the spans it relies on: ragtap injects
@@ -71,7 +71,7 @@ def _recognise(body: dict[str, Any], patterns: Sequence[CustomPattern]) -> Recog
 
 def client_owned_format(body: dict[str, Any]) -> str | None:
     """Why ragtap must not add its instruction to this Messages request, or None."""
-    if body.get("tools"):
+    if body.get("tools") or body.get("mcp_servers"):  # (MCP servers offer tools too: the beta API)
         return "client_tools"
     thinking = body.get("thinking")
     if isinstance(thinking, dict) and thinking.get("type") not in (None, "disabled"):

@@ -30,8 +30,9 @@ from ragtap.proxy.exchange_path.streams import (
 
 __all__ = [
     "INCOMPLETE", "KEEPALIVE", "UPSTREAM_BROKE", "AnswerGate", "EventRelay", "Exchange", "ExchangeSteps", "GateFactory", "KeptText",
-    "RequestTooDeep", "StreamOutcome", "StreamRelay", "TooLarge", "TypedEventRelay", "TypedShape", "TypedSplitter", "WholeReply", "WholeReplyStep", "add_debug_headers", "after_response", "assess_now",
-    "broken_off", "copy_events", "dumps", "forward_json", "forward_raw", "interaction_for", "open_gate", "open_stream", "parse_object",
-    "pump_events", "read_bounded", "read_exchange", "read_reply", "relay_too_large", "relay_typed", "request_bytes", "respond", "retry_without_json_mode",
-    "score_later", "send_json", "settle_whole_reply",
+    "RequestTooDeep", "StreamOutcome", "StreamRelay", "TooLarge", "TypedEventRelay", "TypedShape", "TypedSplitter", "WholeReply",
+    "WholeReplyStep", "add_debug_headers", "after_response", "assess_now", "broken_off", "copy_events", "dumps", "forward_json",
+    "forward_raw", "interaction_for", "open_gate", "open_stream", "parse_object", "pump_events", "read_bounded", "read_exchange",
+    "read_reply", "relay_too_large", "relay_typed", "request_bytes", "respond", "retry_without_json_mode", "score_later", "send_json",
+    "settle_whole_reply",
 ]
