@@ -44,7 +44,7 @@ async def test_the_span_says_anthropic_with_anthropic_usage_and_claude_prices(ot
 
 async def test_a_whole_messages_reply_step_replaces_the_answer_in_its_text_block(start_proxy) -> None:
     badge = Badge()
-    proxy = await start_proxy(answering(), steps=_steps(badge))
+    proxy = await start_proxy(answering(), steps=_steps(badge), client_timeout=60.0)
     async with via(proxy) as sdk:
         message = await sdk.messages.create(**ask())
     upstream = json.loads(proxy.upstream.sent[-1])
@@ -55,7 +55,8 @@ async def test_a_whole_messages_reply_step_replaces_the_answer_in_its_text_block
 
 async def test_a_messages_stream_gate_releases_before_the_answer_block_stops(start_proxy) -> None:
     holds: list[Hold] = []
-    proxy = await start_proxy(lambda body: ScriptedReply("Here is the JSON:\n" + json_content(), piece_chars=4), steps=_steps(holds=holds))
+    proxy = await start_proxy(lambda body: ScriptedReply("Here is the JSON:\n" + json_content(), piece_chars=4), steps=_steps(holds=holds),
+                              client_timeout=60.0)
     async with via(proxy) as sdk:
         events = sse_events(await raw(sdk, **ask(), stream=True))
         async with sdk.messages.stream(**ask()) as stream:

@@ -41,7 +41,7 @@ def answering(plain: str = ANSWER, supporting: str = SUPPORTING, **reply: Any): 
 
 
 def client(base_url: str) -> anthropic.AsyncAnthropic:
-    return anthropic.AsyncAnthropic(base_url=base_url, api_key="sk-ant-test", max_retries=0, timeout=15.0)
+    return anthropic.AsyncAnthropic(base_url=base_url, api_key="sk-ant-test", max_retries=0, timeout=60.0)
 
 
 def via(proxy) -> anthropic.AsyncAnthropic:  # type: ignore[no-untyped-def]

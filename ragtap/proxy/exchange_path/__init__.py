@@ -14,10 +14,12 @@ shape's own: how to inject, how to split, how to write the answer back.
     respond    `respond(exchange, route)`: ragtap's failures as the app's error, hooks after the response;
                `read_reply` (the upstream's error, a stream, a body too large, or the body to split);
                `read_bounded` / `TooLarge` / `relay_too_large` for reply bodies
-    scoring    `score_later`, `assess_now`, `after_response`
+    scoring    `score_later`, `assess_now` (whole replies), `assess_split` (a gate's release), `after_response`
 """
 
-from ragtap.proxy.exchange_path.handoff import add_debug_headers, after_response, assess_now, interaction_for, score_later, settle_whole_reply
+from ragtap.proxy.exchange_path.handoff import (
+    add_debug_headers, after_response, assess_now, assess_split, interaction_for, score_later, settle_whole_reply,
+)
 from ragtap.proxy.errors import RequestTooDeep
 from ragtap.proxy.exchange_path.read import Exchange, dumps, parse_object, read_exchange, request_bytes
 from ragtap.proxy.exchange_path.respond import StreamRelay, TooLarge, read_bounded, read_reply, relay_too_large, respond
@@ -31,7 +33,7 @@ from ragtap.proxy.exchange_path.streams import (
 __all__ = [
     "INCOMPLETE", "KEEPALIVE", "UPSTREAM_BROKE", "AnswerGate", "EventRelay", "Exchange", "ExchangeSteps", "GateFactory", "KeptText",
     "RequestTooDeep", "StreamOutcome", "StreamRelay", "TooLarge", "TypedEventRelay", "TypedShape", "TypedSplitter", "WholeReply",
-    "WholeReplyStep", "add_debug_headers", "after_response", "assess_now", "broken_off", "copy_events", "dumps", "forward_json",
+    "WholeReplyStep", "add_debug_headers", "after_response", "assess_now", "assess_split", "broken_off", "copy_events", "dumps", "forward_json",
     "forward_raw", "interaction_for", "open_gate", "open_stream", "parse_object", "pump_events", "read_bounded", "read_exchange",
     "read_reply", "relay_too_large", "relay_typed", "request_bytes", "respond", "retry_without_json_mode", "score_later", "send_json",
     "settle_whole_reply",
