@@ -35,7 +35,7 @@ async def test_the_span_says_anthropic_with_anthropic_usage_and_claude_prices(ot
     assert a["gen_ai.response.finish_reasons"] == ("end_turn",)
     instruction = instruction_tokens(prompt_text("supporting_content"), MODEL)
     price = PriceTable().price(MODEL)
-    assert price is not None and (price.input, price.output) == (1.0, 5.0)  # the claude-haiku-4-5 entry, by prefix
+    assert price is not None and (price.input, price.output) == (1.0, 5.0)  # the claude-haiku-4-5 entry (a dated snapshot of it)
     expected = (instruction * 1.0 + exchange.supporting_tokens * 5.0) / 1e6
     assert a["ragtap.overhead.cost_usd"] == exchange.overhead.cost_usd == expected
     body = prometheus.render()[0].decode()

@@ -47,12 +47,18 @@ _NOT_NAMES = frozenset(
 
 def content_words(text: str) -> list[str]:
     """The claim's content words, lower-cased and stemmed, in order (stopwords and 1-letter tokens dropped)."""
+    return list(_content_words(text))
+
+
+@functools.lru_cache(maxsize=16384)
+def _content_words(text: str) -> tuple[str, ...]:
+    # Cached: a claim's words are read by several checks, and document sentences recur across requests.
     words = []
     for token in _TOKEN.findall(text.lower()):
         token = token.replace("’", "'")
         if len(token) > 1 and token not in STOPWORDS and not token.isdigit():
             words.append(stem(token))
-    return words
+    return tuple(words)
 
 
 _DOTTED = re.compile(r"\b((?:[A-Za-z]\.){2,})")
@@ -112,13 +118,17 @@ def _bare(token: str) -> str:
     return token[:-2] if token.endswith(("'s", "’s")) else token
 
 
-def names(text: str) -> set[str]:
+@functools.lru_cache(maxsize=16384)
+def names(text: str) -> frozenset[str]:
     """Proper names and codes (lower-cased, whole words): capitalised words inside a sentence, acronyms, model
     codes ("4C", "P215").  A sentence's first word is capitalised anyway: not a name here."""
     found: set[str] = set()
     text = _TITLE_LINE.sub(_acronyms_only, _undotted(text))
     for match in _NAME_TOKEN.finditer(text):
-        word = _bare(match.group(0))
+        word = match.group(0)
+        if word.islower() or word.isdigit():
+            continue  # most words: no capital, no name (checked first: this runs for every word of every claim)
+        word = _bare(word)
         letters = [c for c in word if c.isalpha()]
         if len(word) < 2 or not letters or word.lower() in _NOT_NAMES or not any(c.isupper() for c in letters):
             continue  # one letter is a unit, an initial or a label ("4.5 L", "25 °C", "option B"), never a name
@@ -126,7 +136,7 @@ def names(text: str) -> set[str]:
         acronym = len(letters) >= 2 and all(c.isupper() for c in letters)
         if code or acronym or (word[0].isupper() and _SENTENCE_START.search(text, max(0, match.start() - 12), match.start()) is None):
             found.add(word.lower())
-    return found
+    return frozenset(found)
 
 
 # A headline in Title Case capitalises every word: only its acronyms are names.
