@@ -27,7 +27,8 @@ from ragtap.pipeline.queue import ScoringQueue
 from ragtap.pipeline.redis_handoff import RedisHandoff
 from ragtap.proxy.chat import handle_chat
 from ragtap.proxy.clients import BODY_TIMEOUT, ClientLimits, ConnectionWatchdog
-from ragtap.proxy.errors import openai_error
+from ragtap.proxy.errors import RAGTAP_ERROR_CODE, in_anthropic_shape, openai_error
+from ragtap.proxy.messages import handle_messages
 from ragtap.proxy.passthrough import handle_passthrough
 from ragtap.proxy.requestlog import request_log
 from ragtap.proxy.responses import handle_responses
@@ -35,7 +36,15 @@ from ragtap.proxy.responses_store import INJECTED_RESPONSES, InjectedResponses, 
 from ragtap.proxy.state import CAPTURE_STORE, STATE, ExchangeSteps, ProxyState
 from ragtap.proxy.triage import mount_triage, triage_unavailable
 from ragtap.proxy.upstream import Upstream, UpstreamTarget
-from ragtap.wiring import BuiltExporters, build_capture, build_embedder, build_exporters, build_online_judge, build_policy
+from ragtap.wiring import (
+    BuiltExporters,
+    build_capture,
+    build_embedder,
+    build_exporters,
+    build_online_judge,
+    build_policy,
+    build_redactor,
+)
 
 if TYPE_CHECKING:
     from ragtap.embedding.base import Embedder
@@ -48,15 +57,19 @@ PROMETHEUS: web.AppKey[PrometheusExporter | None] = web.AppKey("ragtap_prometheu
 WATCHDOG: web.AppKey[ConnectionWatchdog] = web.AppKey("ragtap_client_watchdog", ConnectionWatchdog)
 
 
+_MESSAGES_ROUTES = frozenset({"/v1/messages", "/messages"})
+
+
 @web.middleware
 async def openai_errors(request: web.Request, handler):  # type: ignore[no-untyped-def]
-    """aiohttp's own HTTP errors (413 body too large, ...) in the OpenAI error shape that SDKs parse."""
+    """aiohttp's own HTTP errors (413 body too large, ...) in the OpenAI error shape that SDKs parse; on the
+    Messages API's routes, ragtap's own errors in Anthropic's shape (checked only for an error ragtap answered)."""
     try:
-        return await handler(request)
+        response = await handler(request)
     except web.HTTPRequestEntityTooLarge:
         # (the exception keeps the limit only in its text: read it from the settings)
         limit = request.app[STATE].config.server.max_body_bytes
-        return openai_error(413, f"ragtap: request body larger than {limit} bytes", type_="invalid_request_error", code="request_too_large")
+        response = openai_error(413, f"ragtap: request body larger than {limit} bytes", type_="invalid_request_error", code="request_too_large")
     except web.HTTPException:
         raise
     except Exception:
@@ -64,7 +77,10 @@ async def openai_errors(request: web.Request, handler):  # type: ignore[no-untyp
         log.exception("unexpected error handling %s %s", request.method, request.path)
         if request.writer.output_size > 0:
             raise  # part of a response is out already: aiohttp closes the connection
-        return openai_error(500, "ragtap: internal error (see ragtap's log)", type_="server_error", code="ragtap_internal_error")
+        response = openai_error(500, "ragtap: internal error (see ragtap's log)", type_="server_error", code="ragtap_internal_error")
+    if RAGTAP_ERROR_CODE in response and request.path in _MESSAGES_ROUTES and isinstance(response, web.Response):
+        return in_anthropic_shape(response)
+    return response
 
 
 @web.middleware
@@ -138,7 +154,7 @@ def build_app(
 ) -> web.Application:
     """The proxy app.  `embedder`/`exporters` replace the configured ones (the demo and tests pass their own);
     `steps` plug into the exchange path's seams (`proxy/exchange_path/seams.py`)."""
-    built = build_exporters(config) if exporters is None else BuiltExporters(list(exporters))
+    built = build_exporters(config) if exporters is None else BuiltExporters(list(exporters), redactor=build_redactor(config))
     if exporters is not None:  # the capture store is a part of ragtap, not an exporter a caller replaces
         built.exporters.extend(build_capture(config, built))
     prometheus = built.prometheus
@@ -184,12 +200,14 @@ def build_app(
 
         add_metrics_route(app, prometheus)
     if config.triage.listen_port is None and triage_unavailable(config, built.store) is None:
-        mount_triage(app, config, built.store)  # before the catch-all: its paths are never forwarded upstream
+        mount_triage(app, config, built.store, built.redactor)  # before the catch-all: its paths are never forwarded upstream
     app.router.add_get("/healthz", _health)
     app.router.add_post("/v1/chat/completions", handle_chat)
     app.router.add_post("/chat/completions", handle_chat)  # clients whose base URL lacks /v1
     app.router.add_post("/v1/responses", handle_responses)  # the Responses API
     app.router.add_post("/responses", handle_responses)
+    app.router.add_post("/v1/messages", handle_messages)  # the Anthropic Messages API (anthropic SDK, ChatAnthropic)
+    app.router.add_post("/messages", handle_messages)
     app[INJECTED_RESPONSES] = InjectedResponses()
     app.router.add_get("/v1/responses/{response_id}", handle_retrieve)  # split if ragtap injected it, else passthrough
     app.router.add_get("/responses/{response_id}", handle_retrieve)

@@ -72,10 +72,6 @@ class _InjectedRelay:
             self.pending.clear()
             await self.out.write(data)
 
-    @property
-    def ended(self) -> bool:
-        return self.done_sent
-
     def on_unheld(self, event_type: str | None) -> None:
         self.unheld = True
 
@@ -127,6 +123,10 @@ class _InjectedRelay:
             choice["delta"] = delta
             if text or not (finish and self.gate is not None) or any(key != "content" for key in delta):
                 self._write(event, text)
+
+    @property
+    def closed(self) -> bool:
+        return self.done_sent
 
     def _finish(self, *, truncated: bool) -> StreamResult:
         if self.result is None:

@@ -17,35 +17,18 @@ from aiohttp import web
 
 from ragtap.exchange import ExchangeRecord, note_usage
 from ragtap.proxy.exchange_path import (
-    INCOMPLETE, AnswerGate, Exchange, KeptText, StreamOutcome, broken_off, copy_events, dumps, open_gate, open_stream, parse_object, pump_events,
+    INCOMPLETE, Exchange, KeptText, StreamOutcome, TypedShape, broken_off, copy_events, open_stream, parse_object, relay_typed,
 )
-from ragtap.proxy.sse import encode_event
 from ragtap.split.responses import ClientEcho, was_truncated
 from ragtap.split.responses_stream import ResponsesStreamSplitter
 from ragtap.split.stream import REPLY_TOO_LARGE
 
 _FINAL_EVENTS = frozenset({"response.completed", "response.incomplete", "response.failed"})
 # Events that carry no answer text of their own (they echo settings or repeat the text done elsewhere): too large
-# to hold, they are passed on unchanged and the answer split from the deltas still stands.
-_ECHO_EVENTS = frozenset({"response.created", "response.in_progress", "response.queued", "response.output_item.added",
-                          "response.output_item.done", "response.content_part.added", "response.content_part.done",
-                          "response.output_text.done", *_FINAL_EVENTS})
-
-
-def _misses_text(unheld: list[str | None]) -> bool:
-    """An event too large to hold may have carried answer text (a delta, or an event of no known type)."""
-    return any(event_type not in _ECHO_EVENTS for event_type in unheld)
-
-
-def encode_typed(event: dict[str, Any]) -> bytes:
-    """One event as the Responses API writes it: its type on an `event:` line, then the JSON."""
-    data = dumps(event)  # (orjson, or the json module for what orjson does not write: deep nesting, NaN, big integers)
-    if data is None:  # deeper than either writes: as the json module fails on it
-        raise RecursionError("an event nested deeper than ragtap can write")
-    kind = event.get("type")
-    if isinstance(kind, str) and "\n" not in kind and "\r" not in kind:
-        return b"event: " + kind.encode() + b"\n" + encode_event(data)
-    return encode_event(data)
+# to hold, they go to the app unchanged and the answer split from the deltas still stands (issue 24 #2).
+_NO_TEXT = frozenset({"response.created", "response.in_progress", "response.queued", "response.output_item.added",
+                      "response.output_item.done", "response.content_part.added", "response.content_part.done",
+                      "response.output_text.done", *_FINAL_EVENTS})
 
 
 def note_response(response: dict[str, Any], record: ExchangeRecord) -> None:
@@ -81,71 +64,18 @@ def _note_event(event: dict[str, Any], record: ExchangeRecord) -> None:
         record.outcome, record.error_type = "upstream_error", "error_event"
 
 
-class _ResponsesRelay:
-    """The typed events of an injected Responses stream, rewritten by `ResponsesStreamSplitter` (an `EventRelay`).
-    With an answer gate (seam (b)), its release is awaited when the answer is complete, before `output_text.done`."""
+def _carries_text(event: dict[str, Any]) -> bool:
+    return event.get("type") == "response.output_text.delta" and bool(event.get("delta"))
 
-    def __init__(self, out: web.StreamResponse, record: ExchangeRecord, splitter: ResponsesStreamSplitter, gate: AnswerGate | None) -> None:
-        self.out = out
-        self.record = record
-        self.splitter = splitter
-        self.gate = gate
-        self.pending: list[bytes] = []
-        self.ended = False  # the final event (or an error) is out: no keep-alive after it
-        self.unheld: list[str | None] = []  # the types of the events too large to hold (passed on unchanged)
 
-    def on_unheld(self, event_type: str | None) -> None:
-        self.unheld.append(event_type)
-        self.splitter.next_number += 1  # it has its place in the app's stream (with the upstream's own number)
-        if event_type in _FINAL_EVENTS or event_type == "error":
-            self.ended = True
-
-    async def on_payload(self, payload: bytes) -> None:
-        event = parse_object(payload, lenient=True)  # (lenient: an echo with a NaN is still restored)
-        if event is None:
-            self.pending.append(encode_event(payload))  # not ours to judge: pass it on
-            return
-        _note_event(event, self.record)
-        if self.gate is not None and self.splitter.ends_text(event):
-            self.splitter.released = await self.gate.release(self.splitter.finish_text(event))
-        for rewritten in self.splitter.feed(event):
-            if self.record.first_token_at is None and rewritten.get("type") == "response.output_text.delta" and rewritten.get("delta"):
-                self.record.first_token_at = now()
-            self.pending.append(encode_typed(rewritten))
-        if event.get("type") in _FINAL_EVENTS or event.get("type") == "error":
-            self.ended = True
-
-    async def flush(self) -> None:
-        if self.pending:
-            data = self.pending[0] if len(self.pending) == 1 else b"".join(self.pending)
-            self.pending.clear()
-            await self.out.write(data)
-
-    async def close(self) -> None:
-        if self.gate is not None and self.splitter.text_open():
-            self.splitter.released = await self.gate.release(self.splitter.finish_text(None))
-        self.pending.extend(encode_typed(event) for event in self.splitter.close())
-        await self.flush()
+_SHAPE = TypedShape(_note_event, _carries_text, ends=_FINAL_EVENTS | {"error"}, no_text=_NO_TEXT)
 
 
 async def relay_responses_injected(exchange: Exchange, upstream: aiohttp.ClientResponse, echo: ClientEcho, *,
                                    only_ours: bool = False) -> tuple[web.StreamResponse, StreamOutcome]:
     """`only_ours`: a follow-up turn ragtap did not inject, split only when the model wrote ragtap's own object."""
-    record = exchange.record
-    out = await open_stream(exchange.request, upstream)
-    gate = open_gate(exchange)
-    splitter = ResponsesStreamSplitter(echo, exchange.state.config.replies.max_kept_chars, gate.feed if gate is not None else None,
-                                       only_ours=only_ours)
-    # One read can hold hundreds of events: the first answer text goes out at once (the app's time to first token).
-    relay = _ResponsesRelay(out, record, splitter, gate)
-    if not await pump_events(out, upstream, record, relay, flush_first_token=True, max_event_bytes=exchange.state.config.replies.max_body_bytes):
-        return out, INCOMPLETE
-    result = splitter.outcome()
-    reason = REPLY_TOO_LARGE if _misses_text(relay.unheld) else result.unscored_reason
-    outcome = broken_off(record, StreamOutcome(result.answer, result.supporting, reason))
-    if splitter.item_id is None and outcome.unscored_reason is None:
-        outcome.unscored_reason = "no_text_content"
-    return out, outcome
+    max_kept = exchange.state.config.replies.max_kept_chars
+    return await relay_typed(exchange, upstream, lambda text_filter: ResponsesStreamSplitter(echo, max_kept, text_filter, only_ours=only_ours), _SHAPE)
 
 
 class _TextCollector:
@@ -204,7 +134,7 @@ async def relay_responses_observed(exchange: Exchange, upstream: aiohttp.ClientR
     if not await copy_events(out, upstream, record, collector.on_payload, unheld.append,
                              max_event_bytes=exchange.state.config.replies.max_body_bytes):
         return out, INCOMPLETE, None
-    if collector.parts.overflow or _misses_text(unheld):
+    if collector.parts.overflow or _SHAPE.misses_text(unheld):
         return out, StreamOutcome("", None, REPLY_TOO_LARGE), None
     text = collector.text
     if text is None:

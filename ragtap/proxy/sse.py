@@ -18,6 +18,9 @@ came (and not after the stream's end).
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
+
+from ragtap.proxy.json_bodies import dumps
 
 MAX_LINE_BYTES = 4 * 1024 * 1024  # the default; relays pass `replies.max_body_bytes`
 
@@ -213,3 +216,14 @@ def encode_event(payload: bytes) -> bytes:
 
 
 DONE_EVENT = encode_event(b"[DONE]")
+
+
+def encode_typed(event: dict[str, Any]) -> bytes:
+    """One typed event as the Responses and Messages APIs write it: its type on an `event:` line, then the JSON."""
+    data = dumps(event)  # (orjson, or the json module for what orjson does not write: deep nesting, NaN, big integers)
+    if data is None:  # deeper than either writes: as the json module fails on it
+        raise RecursionError("an event nested deeper than ragtap can write")
+    kind = event.get("type")
+    if isinstance(kind, str) and "\n" not in kind and "\r" not in kind:
+        return b"event: " + kind.encode() + b"\n" + encode_event(data)
+    return encode_event(data)

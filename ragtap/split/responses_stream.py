@@ -90,6 +90,10 @@ class ResponsesStreamSplitter:
             self.next_number += 1
         return out
 
+    def passed_on(self) -> None:
+        """An event went to the app unchanged (too large to hold): it takes a place in the numbering."""
+        self.next_number += 1
+
     def close(self) -> list[dict[str, Any]]:
         """The stream ended before the split part was done (the upstream broke off): the answer text the
         extractor still holds (and the gate released), as one last delta."""
@@ -127,6 +131,11 @@ class ResponsesStreamSplitter:
             return self._finish(truncated=True)
         response = event.get("response") if event.get("type") in _FINAL_EVENTS else None
         return self._finish(truncated=isinstance(response, dict) and was_truncated(response))
+
+    @property
+    def found_text(self) -> bool:
+        """A message's output_text part was found to split."""
+        return self.item_id is not None
 
     @property
     def delivered(self) -> str:

@@ -49,6 +49,7 @@ from ragtap.exporters.semconv import (
     GEN_AI_RESPONSE_ID,
     GEN_AI_RESPONSE_MODEL,
     GEN_AI_RESPONSE_TIME_TO_FIRST_CHUNK,
+    GEN_AI_USAGE_CACHE_CREATION_INPUT_TOKENS,
     GEN_AI_USAGE_CACHE_READ_INPUT_TOKENS,
     GEN_AI_USAGE_INPUT_TOKENS,
     GEN_AI_USAGE_OUTPUT_TOKENS,
@@ -60,6 +61,7 @@ from ragtap.exporters.semconv import (
     keep_chat_span,
 )
 from ragtap.exporters.settings import OtelSettings
+from ragtap.privacy import NO_REDACTION, Redactor
 from ragtap.types import Assessment, Interaction
 
 # One logger name for the whole package (the name the single-file module had), so log filters keep working.
@@ -90,8 +92,10 @@ class OtelExporter(Exporter):
     def __init__(self, settings: OtelSettings | None = None, tracer_provider: TracerProvider | None = None, *,
                  span_exporter: SpanExporter | None = None, stats: ExportStats | None = None,
                  meter_provider: MeterProvider | None = None, metric_reader: MetricReader | None = None,
-                 logger_provider: LoggerProvider | None = None, log_exporter: LogRecordExporter | None = None) -> None:
+                 logger_provider: LoggerProvider | None = None, log_exporter: LogRecordExporter | None = None,
+                 redactor: Redactor = NO_REDACTION) -> None:
         self.settings = settings or OtelSettings(enabled=True)
+        self.redactor = redactor  # user / session ids and captured content, as [privacy] says
         self.wants_messages = bool(self.settings.capture_content)  # gen_ai.input.messages on the chat span
         self.stats = stats or ExportStats()
         embedded = tracer_provider is not None
@@ -152,7 +156,7 @@ class OtelExporter(Exporter):
         parent = _propagator.extract(carrier=carrier)
         attributes: dict[str, Any] = {
             GEN_AI_OPERATION_NAME: "chat",
-            GEN_AI_PROVIDER_NAME: self.settings.provider_name,
+            GEN_AI_PROVIDER_NAME: exchange.provider or self.settings.provider_name,
             GEN_AI_REQUEST_STREAM: bool(exchange.stream),
         }
         if exchange.request_model:
@@ -193,6 +197,7 @@ class OtelExporter(Exporter):
             attrs[GEN_AI_RESPONSE_FINISH_REASONS] = [str(r) for r in exchange.finish_reasons]
         for key, value in ((GEN_AI_USAGE_INPUT_TOKENS, exchange.input_tokens), (GEN_AI_USAGE_OUTPUT_TOKENS, exchange.output_tokens),
                            (GEN_AI_USAGE_CACHE_READ_INPUT_TOKENS, exchange.cached_input_tokens),
+                           (GEN_AI_USAGE_CACHE_CREATION_INPUT_TOKENS, exchange.cache_creation_input_tokens),
                            (GEN_AI_USAGE_REASONING_OUTPUT_TOKENS, exchange.reasoning_tokens),
                            ("ragtap.supporting_tokens", exchange.supporting_tokens)):
             if value is not None:
@@ -203,10 +208,10 @@ class OtelExporter(Exporter):
             attrs[GEN_AI_RESPONSE_TIME_TO_FIRST_CHUNK] = max(0.0, exchange.first_token_at - exchange.started_at)
         if exchange.added_seconds is not None:
             attrs["ragtap.added_seconds"] = exchange.added_seconds
-        attrs.update(_request_attributes(exchange))
+        attrs.update(_request_attributes(exchange, self.redactor))
         attrs.update(_overhead_attributes(exchange))
         if self.settings.capture_content:
-            attrs.update(_message_attributes(self.settings, exchange))
+            attrs.update(_message_attributes(self.settings, exchange, self.redactor))
         if error_type is not None:
             attrs[ERROR_TYPE] = error_type
         span.set_attributes(attrs)
@@ -219,7 +224,7 @@ class OtelExporter(Exporter):
         """The GenAI client metrics of one chat exchange, with the attributes the conventions require."""
         if self._instruments is None:
             return
-        attrs: dict[str, Any] = {GEN_AI_OPERATION_NAME: "chat", GEN_AI_PROVIDER_NAME: self.settings.provider_name}
+        attrs: dict[str, Any] = {GEN_AI_OPERATION_NAME: "chat", GEN_AI_PROVIDER_NAME: exchange.provider or self.settings.provider_name}
         if exchange.request_model:
             attrs[GEN_AI_REQUEST_MODEL] = exchange.request_model
         if exchange.response_model:
@@ -243,7 +248,7 @@ class OtelExporter(Exporter):
         response_id = exchange.response_id if exchange is not None else None
         common = {GEN_AI_RESPONSE_ID: response_id} if response_id else {}
         now = time.time_ns()
-        events = _evaluation_results(self.settings, assessment, common)
+        events = _evaluation_results(self.settings, assessment, common, self.redactor)
         if self.event_logger is not None:
             # Log-based events on the chat span's context (its trace and span id): where the conventions put them.
             for attributes in events:
@@ -256,7 +261,7 @@ class OtelExporter(Exporter):
         if not span.is_recording():
             span.end(end_time=now)
             return
-        span.set_attributes(_evaluation_attributes(self.settings, interaction, assessment, response_id))
+        span.set_attributes(_evaluation_attributes(self.settings, interaction, assessment, response_id, self.redactor))
         for attributes in events:
             span.add_event(EVALUATION_EVENT, attributes, timestamp=now)
         span.end(end_time=now)

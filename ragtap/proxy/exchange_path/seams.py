@@ -15,6 +15,8 @@
     last answer text, before the shape's closing events (chat: the finish_reason chunk and [DONE]; Responses:
     `output_text.done` and after, which then carry the text the app received; Messages: `content_block_stop`,
     `message_delta`, `message_stop`).  Held text must be released (or replaced) there: nothing else sends it.
+    A gate that needs the verdict awaits `handoff.assess_split(exchange, result, timeout)` in `release`: the
+    stream's split is scored once, then, and not again when the stream ends.
 
 Steps are given to the app (`build_app(..., steps=ExchangeSteps(...))`, kept in `ProxyState.steps`).  With no
 step (the default) the path does no extra work: one empty-tuple check per reply.

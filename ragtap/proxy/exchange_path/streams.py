@@ -12,14 +12,17 @@ import asyncio
 from collections.abc import Callable
 from dataclasses import dataclass
 from time import perf_counter as now
-from typing import Protocol
+from typing import Any, Protocol
 
 import aiohttp
 from aiohttp import web
 
 from ragtap.exchange import ExchangeRecord
-from ragtap.proxy.sse import MAX_LINE_BYTES, Comment, SSEDecoder, Unheld
+from ragtap.proxy.exchange_path.read import Exchange, parse_object
+from ragtap.proxy.exchange_path.seams import AnswerGate, open_gate
+from ragtap.proxy.sse import MAX_LINE_BYTES, Comment, SSEDecoder, Unheld, encode_event, encode_typed
 from ragtap.proxy.upstream import response_headers
+from ragtap.split.stream import REPLY_TOO_LARGE, StreamResult
 from ragtap.split.text_pieces import TextPieces
 
 # What a broken or stalled upstream stream raises while it is read.
@@ -83,8 +86,8 @@ class EventRelay(Protocol):
     pending: list[bytes]
 
     @property
-    def ended(self) -> bool:
-        """The app's stream has its end ([DONE], the final event): nothing, not even a keep-alive, may follow."""
+    def closed(self) -> bool:
+        """The app's stream is ended (nothing, not even a keep-alive, may follow)."""
 
     async def on_payload(self, payload: bytes) -> None: ...
 
@@ -104,17 +107,17 @@ async def pump_events(
 ) -> bool:
     """Relay an injected SSE stream through `relay`: one write per network read (with `flush_first_token`, the
     first answer text goes out as soon as it is rewritten, not after the rest of its read), the upstream's comments
-    forwarded, keep-alive comments while the model writes what the app never sees (never after the stream's end),
-    a clean end whatever the upstream did.  An event over `max_event_bytes` (`replies.max_body_bytes`) is not held:
-    its bytes go to the app as they come, unchanged.  False when the app went away (the upstream is closed; the
-    record says `incomplete`)."""
+    forwarded where they came, keep-alive comments while the model writes what the app never sees (neither after the
+    stream's end), a clean end whatever the upstream did.  An event over `max_event_bytes` (`replies.max_body_bytes`)
+    is not held: its bytes go to the app as they come, unchanged.  False when the app went away (the upstream is
+    closed; the record says `incomplete`)."""
     decoder = SSEDecoder(max_event_bytes, pass_unheld=True)
     last_write = now()
     try:
         try:
             async for chunk in upstream.content.iter_any():
                 await _relay_items(decoder.feed(chunk), relay, record, flush_first_token)
-                if not relay.pending and not relay.ended and now() - last_write > KEEPALIVE_AFTER_S:
+                if not relay.pending and not relay.closed and now() - last_write > KEEPALIVE_AFTER_S:
                     # The model is writing its supporting content, which the app never sees: without this the
                     # app's connection would be silent for as long as that takes (direct, it would get chunks).
                     relay.pending.append(KEEPALIVE)
@@ -140,7 +143,7 @@ async def pump_events(
 async def _relay_items(items: list[bytes | Unheld], relay: EventRelay, record: ExchangeRecord, flush_first_token: bool) -> None:
     for item in items:
         if isinstance(item, Comment):  # the upstream's comments, where they came (none after the stream's end)
-            if not relay.ended:
+            if not relay.closed:
                 relay.pending.append(item)
             continue
         if isinstance(item, Unheld):  # too large to hold: to the app as it came
@@ -157,9 +160,9 @@ async def _relay_items(items: list[bytes | Unheld], relay: EventRelay, record: E
 async def copy_events(out: web.StreamResponse, upstream: aiohttp.ClientResponse, record: ExchangeRecord, on_payload: Callable[[bytes], None],
                       on_unheld: Callable[[str | None], None] = lambda event_type: None, *, max_event_bytes: int = MAX_LINE_BYTES) -> bool:
     """Forward the upstream's SSE bytes untouched (comments included) and hand each payload to `on_payload` (a
-    copy, read for scoring; an event over `max_event_bytes` is forwarded but not read: its type to `on_unheld`).  A broken upstream ends the
-    app's stream where its bytes stopped.  False when the app went away (the upstream is closed; the record says
-    `incomplete`)."""
+    copy, read for scoring; an event over `max_event_bytes` is forwarded but not read: its type to `on_unheld`).
+    A broken upstream ends the app's stream where its bytes stopped.  False when the app went away (the upstream is
+    closed; the record says `incomplete`)."""
     decoder = SSEDecoder(max_event_bytes)
     try:
         try:
@@ -182,6 +185,135 @@ async def copy_events(out: web.StreamResponse, upstream: aiohttp.ClientResponse,
     finally:
         upstream.release()
     return True
+
+
+class TypedSplitter(Protocol):
+    """A shape's splitter of typed events (`ragtap.split.responses_stream`, `ragtap.split.messages_stream`)."""
+
+    released: str  # what the answer gate released, set before the text's last delta is built
+
+    def feed(self, event: dict[str, Any]) -> list[dict[str, Any]]:
+        """One upstream event in; the events the app receives in its place."""
+
+    def ends_text(self, event: dict[str, Any]) -> bool:
+        """`event` completes the split answer text."""
+
+    def text_open(self) -> bool:
+        """Answer text was split and its last delta is not out yet."""
+
+    def finish_text(self, event: dict[str, Any] | None) -> StreamResult:
+        """The split of the answer, complete (at `event`, or at the end of the stream: None)."""
+
+    def close(self) -> list[dict[str, Any]]:
+        """The stream ended: the last answer text still held, as events."""
+
+    def passed_on(self) -> None:
+        """An event went to the app unchanged (too large to hold): it takes its place (sequence numbers)."""
+
+    def outcome(self) -> StreamResult:
+        """The split, for scoring."""
+
+    @property
+    def found_text(self) -> bool:
+        """The stream had answer text to split."""
+
+
+@dataclass(frozen=True, slots=True)
+class TypedShape:
+    """What a typed-event API shape tells the relay: how to note an event on the record, which rewritten event
+    carries answer text (the app's first token), and whether the answer so far goes out before an `error` event."""
+
+    note: Callable[[dict[str, Any], ExchangeRecord], None]
+    carries_text: Callable[[dict[str, Any]], bool]
+    text_before_error: bool = False
+    ends: frozenset[str] = frozenset()  # event types after which the app's stream has ended (no keep-alive follows)
+    # Event types that carry no answer text of their own (echoes of the request, text repeated from the deltas):
+    # too large to hold, they go to the app unchanged and the split of the deltas still stands.
+    no_text: frozenset[str] = frozenset()
+
+    def misses_text(self, unheld: list[str | None]) -> bool:
+        """An event too large to hold may have carried answer text (a delta, or an event of no known type)."""
+        return any(event_type not in self.no_text for event_type in unheld)
+
+
+class TypedEventRelay:
+    """The typed events (`event: <type>` + `data: {...}`) of an injected stream, rewritten by the shape's splitter
+    (an `EventRelay`).  With an answer gate (seam (b)), its release is awaited when the answer is complete, before
+    the event that completes it."""
+
+    def __init__(self, out: web.StreamResponse, record: ExchangeRecord, splitter: TypedSplitter, gate: AnswerGate | None, shape: TypedShape) -> None:
+        self.out = out
+        self.record = record
+        self.splitter = splitter
+        self.gate = gate
+        self.shape = shape
+        self.pending: list[bytes] = []
+        self.closed = False  # the app's stream has its end (the shape's final event, or close())
+        self.unheld: list[str | None] = []  # the types of the events too large to hold (passed on unchanged)
+
+    def on_unheld(self, event_type: str | None) -> None:
+        self.unheld.append(event_type)
+        self.splitter.passed_on()
+        if event_type in self.shape.ends:
+            self.closed = True
+
+    async def on_payload(self, payload: bytes) -> None:
+        event = parse_object(payload, lenient=True)  # (lenient: an echo with a NaN is still restored)
+        if event is None:
+            self.pending.append(encode_event(payload))  # not ours to judge: pass it on
+            return
+        self.shape.note(event, self.record)
+        if self.shape.text_before_error and event.get("type") == "error":  # the answer so far, then the error as it came
+            await self._close_text()
+        elif self.gate is not None and self.splitter.ends_text(event):
+            self.splitter.released = await self.gate.release(self.splitter.finish_text(event))
+        for rewritten in self.splitter.feed(event):
+            self._write(rewritten)
+        if event.get("type") in self.shape.ends:
+            self.closed = True
+
+    def _write(self, event: dict[str, Any]) -> None:
+        if self.record.first_token_at is None and self.shape.carries_text(event):
+            self.record.first_token_at = now()
+        self.pending.append(encode_typed(event))
+
+    async def _close_text(self) -> None:
+        if self.gate is not None and self.splitter.text_open():
+            self.splitter.released = await self.gate.release(self.splitter.finish_text(None))
+        for event in self.splitter.close():
+            self._write(event)
+
+    async def flush(self) -> None:
+        if self.pending:
+            data = self.pending[0] if len(self.pending) == 1 else b"".join(self.pending)
+            self.pending.clear()
+            await self.out.write(data)
+
+    async def close(self) -> None:
+        await self._close_text()
+        await self.flush()
+        self.closed = True
+
+
+async def relay_typed(
+    exchange: Exchange, upstream: aiohttp.ClientResponse, make_splitter: Callable[[Callable[[str], str] | None], TypedSplitter], shape: TypedShape,
+) -> tuple[web.StreamResponse, StreamOutcome]:
+    """Relay an injected typed-event stream through the splitter `make_splitter` builds (given the answer gate's
+    `feed`, when a gate is open); what it leaves for scoring."""
+    out = await open_stream(exchange.request, upstream)
+    gate = open_gate(exchange)
+    splitter = make_splitter(gate.feed if gate is not None else None)
+    # One read can hold hundreds of events: the first answer text goes out at once (the app's time to first token).
+    relay = TypedEventRelay(out, exchange.record, splitter, gate, shape)
+    max_event_bytes = exchange.state.config.replies.max_body_bytes
+    if not await pump_events(out, upstream, exchange.record, relay, flush_first_token=True, max_event_bytes=max_event_bytes):
+        return out, INCOMPLETE
+    result = splitter.outcome()
+    reason = REPLY_TOO_LARGE if shape.misses_text(relay.unheld) else result.unscored_reason
+    outcome = broken_off(exchange.record, StreamOutcome(result.answer, result.supporting, reason))
+    if not splitter.found_text and outcome.unscored_reason is None:
+        outcome.unscored_reason = "no_text_content"
+    return out, outcome
 
 
 def broken_off(record: ExchangeRecord, outcome: StreamOutcome) -> StreamOutcome:
