@@ -285,3 +285,21 @@ async def test_stream_events_orjson_cannot_read_never_show_ragtaps_instruction(s
     events = events_of(raw)  # (Python's json reads NaN)
     assert events[-1]["type"] == "response.completed" and events[-1]["response"]["instructions"] == "Be brief."
     assert events[-1]["response"]["output"][0]["content"][0]["text"] == ANSWER and b'"temperature":NaN' in raw
+
+
+async def test_a_messages_event_too_large_to_hold_is_relayed_unchanged(start_proxy) -> None:
+    """Issue 24 #2 on the Anthropic Messages API (the same typed-event relay): an event over `replies.max_body_bytes`
+    -- here a `ping` carrying 1.5 MiB -- reaches the app as it came, and the answer around it is still split."""
+    from test_proxy_messages import answering as messages_answering
+    from test_proxy_messages import ask, raw, via
+
+    limit = 1 << 20
+    proxy = await start_proxy(messages_answering(), flags={"replies": {"max_body_bytes": limit}})
+    big = b"event: ping\ndata: " + json.dumps({"type": "ping", "padding": "p" * (limit + limit // 2)}).encode() + b"\n\n"
+    proxy.upstream.transform = lambda stream: stream.replace(b"event: message_stop", big + b"event: message_stop")
+    received = await raw(via(proxy), **ask(stream=True))
+    assert big in received and received.rstrip().endswith(b'{"type":"message_stop"}')
+    text = "".join(e["delta"].get("text", "") for e in events_of(received) if e["type"] == "content_block_delta")
+    assert text == ANSWER
+    interaction, _ = await proxy.collector.assessment()
+    assert interaction.answer == ANSWER and interaction.unscored_reason is None  # a ping carries no answer text
