@@ -131,7 +131,6 @@ async def test_an_event_over_4_mib_on_the_tools_path_is_relayed_byte_for_byte(st
     proxy = await start_proxy(answering())
     raw = await _raw(proxy.client, model=MODEL, input=RAG_INPUT, tools=tools, stream=True, extra_body=explicit())
     assert raw == proxy.upstream.sent[-1]
-    assert len(events_of(raw)) > 3
 
 
 async def test_an_event_too_large_to_hold_on_the_observed_path_is_relayed_byte_for_byte(start_proxy) -> None:
