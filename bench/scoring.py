@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import dataclasses
 import json
 import os
 import random
@@ -186,8 +187,10 @@ async def at_rate(phases: Phases, texts: Texts, rate: float, seconds: float, cac
     }
 
 
-async def run(quick: bool) -> dict[str, object]:
+async def run(quick: bool, qrd_window_words: int | None = None) -> dict[str, object]:
     config = Config()
+    if qrd_window_words is not None:  # QRD's windows (issue 21): 0 measures the path without them
+        config = dataclasses.replace(config, scoring=dataclasses.replace(config.scoring, qrd_window_words=qrd_window_words))
     scoring = config.scoring
     started = time.perf_counter()
     embedder = make_embedder(scoring.embedder, cache_size=scoring.cache_entries, intra_op_threads=scoring.embedder_threads)
@@ -238,13 +241,14 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true")
     parser.add_argument("--json", action="store_true", help="print one JSON object (for bench/run.py)")
+    parser.add_argument("--qrd-window-words", type=int, default=None, help="[scoring] qrd_window_words (default: the config's; 0: no windows)")
     args = parser.parse_args()
     try:
         import uvloop
 
-        result = uvloop.run(run(args.quick))
+        result = uvloop.run(run(args.quick, args.qrd_window_words))
     except ImportError:
-        result = asyncio.run(run(args.quick))
+        result = asyncio.run(run(args.quick, args.qrd_window_words))
     result["load_average"] = os.getloadavg()[0]
     if args.json:
         print(json.dumps(result))
