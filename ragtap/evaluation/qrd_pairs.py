@@ -3,14 +3,15 @@ scored exactly as ragtap scores QRD (pipeline/batch.py: the passages, then windo
 question).
 
 cloud FAQ (the thesis protocol): an aws question against its top-1 answer from the aws-answer index (pass), a
-    gcp/ibm question, prefixed "In <source> service, ", against its top-1 aws answer (fail).  Fit: `faq_n`
-    questions (seed); held-out: as many other questions (seed + 1).  The answers are single sentences of ~20 words.
-SQuAD 2.0: an answerable question against its own paragraph alone (pass: the lowest QRD a retrieval that found
-    the paragraph can score, since more retrieved documents only raise the best one) and against the three
-    paragraphs of *other articles* that a dense retriever (the same embedder, best passage of each paragraph)
-    ranks first for it (fail: what a corpus without the answer returns: neighbouring topics, the hard case).
-    As a diagnostic, one random paragraph of another article (fail; separable by almost any threshold, so it
-    says little about where the threshold belongs).  The 35 articles are split in two halves (seeded):
+    gcp/ibm question, prefixed "In <source> service, ", against its top-1 aws answer (fail).  Fit: `n` questions
+    (seed); held-out: as many other questions (seed + 1).  The answers are single sentences of ~20 words.
+SQuAD 2.0: an answerable question against its own paragraph alone (pass) and against the three paragraphs of
+    *other articles* that a dense retriever (the same embedder, best passage of each paragraph) ranks first for
+    it (fail: what a corpus without the answer returns, neighbouring topics: the hard case).  Two diagnostics:
+    one random paragraph of another article (fail; separable by almost any threshold, so it says little about
+    where the threshold belongs), and, for the questions whose own paragraph the retriever ranks in its top 3
+    over all articles, those 3 paragraphs (pass: the realistic case, where QRD's windows go into the closest
+    passage, which is not always the own paragraph's).  The 35 articles are split in two halves (seeded):
     questions on one half are the fit sample, questions on the other the held-out one; the other-article
     paragraphs may come from either half (they are inputs, not labels).
 """
@@ -118,7 +119,8 @@ def squad_pairs(data_dir: Path, embedder: Embedder, n: int, seed: int, window_wo
         pool = [q for q in questions if (q.title in fit_titles) != held_out]
         chosen: list[SquadQuestion] = [pool[int(i)] for i in rng.permutation(len(pool))[:n]]
         vectors = embed_with_progress(embedder, [q.question for q in chosen], desc="embedding SQuAD questions", quiet=quiet)
-        gold, retrieved, random = [], [], []
+        gold, retrieved, random, with_gold = [], [], [], []
+        everything = np.ones(len(paragraph_ids), dtype=bool)
         for q, vector in zip(chosen, vectors):
             others = title != q.title
             ranked = retriever.ranked(vector, others)
@@ -126,20 +128,23 @@ def squad_pairs(data_dir: Path, embedder: Embedder, n: int, seed: int, window_wo
             gold.append(QrdItem(q.question, (q.context,)))
             retrieved.append(QrdItem(q.question, tuple(text[paragraph_ids[i]] for i in ranked[:RETRIEVED])))
             random.append(QrdItem(q.question, (text[paragraph_ids[int(candidates[rng.integers(len(candidates))])]],)))
-        pass_scores = score_qrd(gold, embedder, window_words, desc="scoring QRD, own paragraph", quiet=quiet)
+            top = [paragraph_ids[i] for i in retriever.ranked(vector, everything)[:RETRIEVED]]
+            if q.paragraph in top:
+                with_gold.append(QrdItem(q.question, tuple(text[p] for p in top)))
+        def scored(items: list[QrdItem], what: str) -> list[float]:
+            return score_qrd(items, embedder, window_words, desc=f"scoring QRD, {what}", quiet=quiet)
+
+        own, other_articles = scored(gold, "own paragraph"), scored(retrieved, "retrieved")
         suffix = " held-out" if held_out else ""
-        out.append(
-            PairSet(
-                "qrd", "squad2 other articles, retrieved" + suffix, pass_scores=pass_scores,
-                fail_scores=score_qrd(retrieved, embedder, window_words, desc="scoring QRD, retrieved", quiet=quiet),
-                note=f"own paragraph vs the top {RETRIEVED} paragraphs of other articles", used=not held_out, held_out=held_out,
-            )
-        )
-        out.append(
-            PairSet(
-                "qrd", "squad2 other article, random" + suffix, pass_scores=pass_scores,
-                fail_scores=score_qrd(random, embedder, window_words, desc="scoring QRD, random", quiet=quiet),
-                note="own paragraph vs a random paragraph of another article (diagnostic)", used=False, held_out=held_out,
-            )
-        )
+        sets = [
+            ("squad2 other articles, retrieved", own, other_articles, f"own paragraph vs the top {RETRIEVED} paragraphs of other articles", not held_out),
+            (f"squad2 top {RETRIEVED} holding the own paragraph", scored(with_gold, f"top {RETRIEVED}") if with_gold else [], other_articles,
+             f"the top {RETRIEVED} over all articles when they hold the own paragraph (diagnostic) vs as above", False),
+            ("squad2 other article, random", own, scored(random, "random"), "own paragraph vs a random paragraph of another article (diagnostic)", False),
+        ]
+        out += [
+            PairSet("qrd", source + suffix, pass_scores=passing, fail_scores=failing, note=note, used=used, held_out=held_out)
+            for source, passing, failing, note, used in sets
+            if passing  # a tiny sample may have no question whose own paragraph is in the top 3
+        ]
     return out
