@@ -7,6 +7,7 @@ from __future__ import annotations
 import dataclasses
 
 import numpy as np
+from conftest import RecordingEmbedder
 
 from ragtap.config import DEFAULT_THRESHOLDS
 from ragtap.pipeline.batch import ScoringPolicy, assess_batch
@@ -75,18 +76,10 @@ def test_a_long_paragraph_is_good_retrieval_for_a_question_on_one_of_its_details
 
 
 def test_only_the_passage_closest_to_the_question_is_windowed_in_a_second_call(embedder) -> None:  # type: ignore[no-untyped-def]
-    calls: list[list[str]] = []
-
-    class Spy:
-        name, dim = embedder.name, embedder.dim
-
-        def embed(self, texts):  # type: ignore[no-untyped-def]
-            calls.append(list(texts))
-            return embedder.embed(texts)
-
+    spy = RecordingEmbedder(embedder)
     question = DETAIL_QUESTIONS[0]
-    assess_batch([Interaction(question, (Document(BRASS_BAND), Document(RESERVOIR)), None)], Spy(), ScoringPolicy(DEFAULT_THRESHOLDS))
-    first, second = calls
+    assess_batch([Interaction(question, (Document(BRASS_BAND), Document(RESERVOIR)), None)], spy, ScoringPolicy(DEFAULT_THRESHOLDS))
+    first, second = spy.calls
     assert first == [question, BRASS_BAND, RESERVOIR]
     assert second == [w.text for w in question_windows(Passage(1, 0, len(RESERVOIR), RESERVOIR))]
     assert len(second) == 22  # 137 words, 12 a window, 6 apart

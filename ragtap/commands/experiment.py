@@ -59,7 +59,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
 
     t = sub.add_parser("thresholds", help="derive default thresholds for the embedder from labelled pair sets")
     _common(t, default_limit="SQuAD questions per SQuAD pair set, default 600", generation=False)
-    t.add_argument("--qrd-questions", type=int, default=1000, help="cloud-FAQ questions for the QRD pair set (default 1000)")
+    t.add_argument("--qrd-questions", type=int, default=1000, help="cloud-FAQ questions for the QRD pair set, and as many held out (default 1000)")
     t.add_argument("--no-source-prefix", action="store_true", help="QRD pairs: bare gcp/ibm questions")
     t.add_argument("--qrd-window-words", type=int, default=None,
                    help="QRD's windows inside the closest passage, in words (default: [scoring] qrd_window_words; 0: whole passages)")

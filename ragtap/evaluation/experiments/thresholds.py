@@ -43,9 +43,9 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from ragtap.evaluation import stats
+from ragtap.evaluation.datasets import load_squad2, load_wikieval
 from ragtap.evaluation.extras import require
 from ragtap.evaluation.pairs import PairSet
-from ragtap.evaluation.datasets import load_squad2, load_wikieval
 from ragtap.evaluation.retrieval import embed_with_progress
 from ragtap.scoring.passages import DEFAULT_QRD_WINDOW_WORDS
 from ragtap.types import METRICS, Thresholds
