@@ -29,7 +29,7 @@ from ragtap.judge.settings import JudgeSettings
 from ragtap.privacy import PrivacySettings, settings_problem
 from ragtap.recognise import CustomPattern, patterns_from_config
 from ragtap.scoring.claims import ClaimThresholds, VerifierSettings
-from ragtap.scoring.passages import DEFAULT_MAX_WORDS
+from ragtap.scoring.passages import DEFAULT_MAX_WORDS, DEFAULT_QRD_WINDOW_WORDS
 from ragtap.store.settings import CAPTURE_POLICIES, StoreSettings
 from ragtap.triage.settings import TRACE_URL_FIELDS, TriageSettings
 from ragtap.types import Thresholds
@@ -96,6 +96,7 @@ class ScoringSettings:
     openai_api_key_env: str = "OPENAI_API_KEY"  # the name of the variable, never the key itself
     refusal_patterns: tuple[str, ...] = ()  # extra regexes that mark an answer as a refusal
     passage_words: int = DEFAULT_MAX_WORDS  # documents longer than this many words are cut into passages
+    qrd_window_words: int = DEFAULT_QRD_WINDOW_WORDS  # QRD also compares the question with windows this long (0: off)
     claim_level: bool = True  # judge each sentence of the answer and the support (false: whole texts only)
     # What one interaction may cost the scorer (the request itself is forwarded whole): see pipeline/limits.py.
     max_documents: int = 64
@@ -129,7 +130,7 @@ class RedisQueueSettings:
 
 
 # Calibrated for all-MiniLM-L6-v2 on ../shared/data: see docs/thresholds.md for the derivation and the command.
-DEFAULT_THRESHOLDS = Thresholds(sdq=0.51, sdrd=0.62, sda=0.62, qrd=0.61, qa=0.54, ard=0.46)
+DEFAULT_THRESHOLDS = Thresholds(sdq=0.51, sdrd=0.62, sda=0.62, qrd=0.60, qa=0.54, ard=0.46)
 
 
 @dataclass(frozen=True)
@@ -234,6 +235,7 @@ _LIMITS: dict[tuple[str, str], Any] = {
     ("scoring", "embedder_threads"): _between(1),
     ("scoring", "cache_entries"): _between(0),
     ("scoring", "passage_words"): _between(16),
+    ("scoring", "qrd_window_words"): _between(0),
     **{("scoring", k): _between(1) for k in ("max_documents", "max_document_chars", "max_text_chars", "max_passages")},
     **{("thresholds", m): _between(-1, 1) for m in ("sdq", "sdrd", "sda", "qrd", "qa", "ard")},
     **{("claims", k): _between(0, 1) for k in ("lexical_alone", "aligned", "lexical", "parametric_share")},

@@ -59,8 +59,10 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
 
     t = sub.add_parser("thresholds", help="derive default thresholds for the embedder from labelled pair sets")
     _common(t, default_limit="SQuAD questions per SQuAD pair set, default 600", generation=False)
-    t.add_argument("--qrd-questions", type=int, default=1000, help="cloud-FAQ questions for the QRD pair set (default 1000)")
+    t.add_argument("--qrd-questions", type=int, default=1000, help="cloud-FAQ questions for the QRD pair set, and as many held out (default 1000)")
     t.add_argument("--no-source-prefix", action="store_true", help="QRD pairs: bare gcp/ibm questions")
+    t.add_argument("--qrd-window-words", type=int, default=None,
+                   help="QRD's windows inside the closest passage, in words (default: [scoring] qrd_window_words; 0: whole passages)")
     t.add_argument("--write", help="also write the [thresholds] TOML fragment here")
 
     from ragtap.evaluation.experiments.delucionqa import add_delucionqa_parser
@@ -120,7 +122,7 @@ def _run(args: argparse.Namespace) -> int:
     embedder = build_embedder(config)  # [scoring] embedder and embedder_threads from the config
 
     if args.experiment == "thresholds":
-        return _thresholds(args, data_dir, out_dir, index_cache, embedder)
+        return _thresholds(args, data_dir, out_dir, index_cache, embedder, config.scoring.qrd_window_words)
 
     generation = None
     if not args.no_llm:
@@ -208,7 +210,7 @@ def _summary(data: dict, out_dir: Path) -> None:
     print("\n".join(lines))
 
 
-def _thresholds(args: argparse.Namespace, data_dir: Path, out_dir: Path, index_cache: Path | None, embedder) -> int:  # type: ignore[no-untyped-def]
+def _thresholds(args: argparse.Namespace, data_dir: Path, out_dir: Path, index_cache: Path | None, embedder, window_words: int) -> int:  # type: ignore[no-untyped-def]
     import json
 
     from ragtap.evaluation.experiments import thresholds as th
@@ -222,6 +224,7 @@ def _thresholds(args: argparse.Namespace, data_dir: Path, out_dir: Path, index_c
         cache_dir=index_cache,
         source_prefix=not args.no_source_prefix,
         quiet=args.quiet,
+        qrd_window_words=window_words if args.qrd_window_words is None else args.qrd_window_words,
     )
     md = th.markdown(result)
     if not args.no_plots:
