@@ -318,6 +318,8 @@ class AnswerStreamExtractor:
         self._reason: str | None = None  # why we switched to raw mode
         self._fence_ticks = 0
         self._fence_info = 0
+        self._fence_spaced = False  # the fence's info string has two words: a "{" later on that line is not ours
+        self._fence_gap = False
         self._fence_seen = False
         self._closed = False  # the object's closing "}" was seen
         self._tail_hold: list[str] = []  # whitespace / closing fence after the object, forwarded only before text
@@ -587,10 +589,14 @@ class AnswerStreamExtractor:
                 self._to_raw(NOT_JSON)
         elif c == "\n":
             self._state = _S.PRELUDE
-        elif c == "{":  # "```json{" on one line
+        elif c == "{" and not self._fence_spaced:  # "```json{" on one line; not "```python 0{": an info string
             self._state = _S.KEY_OR_END
         elif (c.isalnum() or c in " \t\r_+.-") and self._fence_info < _FENCE_INFO_MAX:
             self._fence_info += 1
+            if c in " \t":
+                self._fence_gap = self._fence_info > 1
+            elif self._fence_gap:
+                self._fence_spaced = True  # a second word: "```python 0" (a space before "{" alone is fine: "```json {")
         else:
             self._to_raw(NOT_JSON)
 
