@@ -24,6 +24,7 @@ from pydantic import Field, TypeAdapter, ValidationError
 
 from ragtap.cost import CostSettings, prices_from_config
 from ragtap.exporters.settings import OTLP_PROTOCOLS, OtelSettings, PrometheusSettings, headers_from_config
+from ragtap.guard.settings import ACTIONS as GUARD_ACTIONS, FALLBACKS as GUARD_FALLBACKS, TRIGGERS as GUARD_TRIGGERS, GuardSettings
 from ragtap.judge.settings import JudgeSettings
 from ragtap.recognise import CustomPattern, patterns_from_config
 from ragtap.scoring.claims import ClaimThresholds
@@ -160,6 +161,7 @@ class Config:
     store: StoreSettings = field(default_factory=StoreSettings)
     triage: TriageSettings = field(default_factory=TriageSettings)
     redis_queue: RedisQueueSettings = field(default_factory=RedisQueueSettings)
+    guard: GuardSettings = field(default_factory=GuardSettings)
 
 
 # Environment variables -> (section, key).  Thresholds: RAGTAP_THRESHOLD_<METRIC>.
@@ -185,6 +187,7 @@ ENV_OVERRIDES: dict[str, tuple[str, str]] = {
     # Every [otel] key: RAGTAP_OTEL_ENABLED, RAGTAP_OTEL_PROTOCOL, RAGTAP_OTEL_HEADERS ("k=v,k2=v2"), ...
     **{f"RAGTAP_OTEL_{f.name.upper()}": ("otel", f.name) for f in dataclasses.fields(OtelSettings)},
     "RAGTAP_COST_ENABLED": ("cost", "enabled"),
+    "RAGTAP_GUARD": ("guard", "action"),
 }
 
 
@@ -249,6 +252,8 @@ _LIMITS: dict[tuple[str, str], Any] = {
     ("triage", "page_size"): _between(1, 500),
     ("triage", "poll_seconds"): _between(0),
     ("triage", "live_lookback_s"): _between(0),
+    ("guard", "deadline_ms"): _between(above=0),
+    ("guard", "max_in_flight"): _between(1),
 }
 
 
@@ -392,6 +397,7 @@ def _check(config: Config) -> None:
     if unknown or not config.judge.metrics:
         raise ConfigError(f"judge.metrics: expected a non-empty subset of {', '.join(METRIC_NAMES)} (got {list(config.judge.metrics)!r})")
     _check_triage(config.triage)
+    _check_guard(config.guard)
     if config.log.interactions_path:
         folder = Path(config.log.interactions_path).expanduser().resolve().parent
         if not folder.is_dir():
@@ -419,6 +425,24 @@ def _check_store(store: StoreSettings) -> None:
         if not re.fullmatch(r"[A-Za-z0-9!#$%&'*+.^_`|~-]+", header):
             raise ConfigError(f"store.user_headers/session_headers: {header!r} is not a header name")
 
+
+
+def _check_guard(guard: GuardSettings) -> None:
+    from ragtap.prompts import load_prompt
+
+    if guard.action not in GUARD_ACTIONS:
+        raise ConfigError(f"guard.action: expected one of {', '.join(GUARD_ACTIONS)} (got {guard.action!r})")
+    unknown = [v for v in guard.verdicts if v not in GUARD_TRIGGERS]
+    if unknown or not guard.verdicts:
+        raise ConfigError(f"guard.verdicts: expected a non-empty list of {', '.join(GUARD_TRIGGERS)} (got {list(guard.verdicts)!r})")
+    if guard.retry_fallback not in GUARD_FALLBACKS:
+        raise ConfigError(f"guard.retry_fallback: expected one of {', '.join(GUARD_FALLBACKS)} (got {guard.retry_fallback!r})")
+    if not guard.block_message.strip():
+        raise ConfigError("guard.block_message: must not be empty (it is what the app receives instead of a blocked answer)")
+    try:
+        load_prompt(guard.retry_prompt)
+    except (OSError, ValueError) as error:
+        raise ConfigError(f"guard.retry_prompt: no prompt {guard.retry_prompt!r} in ragtap/prompts ({type(error).__name__})") from None
 
 
 def _check_triage(settings: TriageSettings) -> None:
