@@ -49,5 +49,6 @@ class Redactor:
             documents=tuple(Document(self.text(d.text), d.id) for d in item.documents),
             supporting=supporting,
             answer=answer,
+            delivered_answer=self.optional(item.delivered_answer),
             claims=tuple(claims),
         )

@@ -83,6 +83,24 @@ def _overhead_attributes(exchange: ExchangeRecord) -> dict[str, Any]:
     return attrs
 
 
+def _guard_attributes(exchange: ExchangeRecord) -> dict[str, Any]:
+    """What the guard did (never the texts: those are content, kept by the capture store)."""
+    guard = exchange.guard
+    if guard is None:
+        return {}
+    attrs: dict[str, Any] = {"ragtap.guard.action": guard.action, "ragtap.guard.outcome": guard.outcome,
+                             "ragtap.guard.changed": guard.delivered_answer is not None}
+    if guard.trigger is not None:
+        attrs["ragtap.guard.trigger"] = guard.trigger
+    if guard.removed_claims:
+        attrs["ragtap.guard.removed_claims"] = guard.removed_claims
+    if guard.retry is not None:
+        attrs["ragtap.guard.retry"] = guard.retry
+    if guard.waited_ms is not None:
+        attrs["ragtap.guard.waited_ms"] = guard.waited_ms
+    return attrs
+
+
 def _message_attributes(settings: OtelSettings, exchange: ExchangeRecord) -> dict[str, Any]:
     """`gen_ai.input.messages` (the app's messages) and `gen_ai.output.messages` (the answer the app received)
     in the conventions' JSON shape, each text capped at `content_max_chars`."""
