@@ -16,7 +16,7 @@ from ragtap.guard.reply import SecondAnswer, guard_reply
 from ragtap.guard.segments import SegmentCutter, splice
 from ragtap.guard.settings import GuardSettings, requested_guard
 from ragtap.guard.strip import strip_claims
-from ragtap.guard.stream import StreamGuard
+from ragtap.guard.stream import GuardGate
 from ragtap.scoring.claims import Claim, split_claims
 from ragtap.types import Assessment, ClaimOutcome, ClaimSupport, Scores, Verdict
 
@@ -207,20 +207,6 @@ async def test_a_failed_or_late_check_releases_the_answer_unchanged() -> None:
 
 
 # ------------------------------------------------------------------------------------------------ streams
-class Wire:
-    """What a stream guard wrote, as text (`T:` answer text, `E:` other events)."""
-
-    def __init__(self) -> None:
-        self.items: list[str] = []
-
-    async def write(self, data: bytes) -> None:
-        self.items.append(data.decode())
-
-    @property
-    def text(self) -> str:
-        return "".join(i[2:] for i in self.items if i.startswith("T:"))
-
-
 def scripted_check(delay_s: float = 0.0, fail: bool = False, calls: list[list[str]] | None = None):  # type: ignore[no-untyped-def]
     async def check(claims: list[Claim]) -> Checked[list[ClaimSupport]]:
         if calls is not None:
@@ -234,17 +220,17 @@ def scripted_check(delay_s: float = 0.0, fail: bool = False, calls: list[list[st
     return check
 
 
-async def run_stream(action: str, pieces: list[str], check, settings: GuardSettings | None = None, retry=None) -> tuple[StreamGuard, Wire]:  # type: ignore[no-untyped-def]
-    wire = Wire()
-    guard = StreamGuard(action, settings or GuardSettings(block_message="Blocked."), check, wire.write, lambda t: f"T:{t}".encode(), retry=retry)
-    guard.event(lambda: b"E:role")
+async def run_gate(action: str, pieces: list[str], check, settings: GuardSettings | None = None, retry=None,  # type: ignore[no-untyped-def]
+                   push: bool = False) -> tuple[GuardGate, str]:
+    gate = GuardGate(action, settings or GuardSettings(block_message="Blocked."), check, retry=retry)
+    out: list[str] = []
+    if push:
+        gate.on_ready = out.append
     for piece in pieces:
-        guard.text(piece)
+        out.append(gate.feed(piece))
         await asyncio.sleep(0)
-    guard.end_text()
-    guard.event(lambda: b"E:finish")
-    await asyncio.wait_for(guard.drain(), 5)
-    return guard, wire
+    out.append(await asyncio.wait_for(gate.release(), 5))
+    return gate, "".join(out)
 
 
 def pieces_of(text: str, size: int = 5) -> list[str]:
@@ -254,55 +240,77 @@ def pieces_of(text: str, size: int = 5) -> list[str]:
 ANSWER = "Steps to follow:\n1. Loosen the nuts.\n2. It is invented here.\n3. Remove the wheel."
 
 
-async def test_stream_strip_drops_the_unsupported_sentence_and_renumbers() -> None:
-    guard, wire = await run_stream("strip", pieces_of(ANSWER), scripted_check())
-    assert wire.text == "Steps to follow:\n1. Loosen the nuts.\n2. Remove the wheel."
-    assert wire.items[0] == "E:role" and wire.items[-1] == "E:finish"
-    record = guard.record()
+@pytest.mark.parametrize("push", [False, True], ids=["pull", "push"])
+async def test_stream_strip_drops_the_unsupported_sentence_and_renumbers(push: bool) -> None:
+    gate, text = await run_gate("strip", pieces_of(ANSWER), scripted_check(), push=push)
+    assert text == "Steps to follow:\n1. Loosen the nuts.\n2. Remove the wheel."
+    record = gate.record()
     assert (record.outcome, record.removed_claims, record.original_answer) == (STRIPPED, 1, ANSWER)
-    assert record.delivered_answer == wire.text and record.sentences_checked == 4
+    assert record.delivered_answer == text and record.sentences_checked == 4
 
 
-async def test_stream_block_ends_the_text_with_the_block_message_and_keeps_the_events() -> None:
-    guard, wire = await run_stream("block", pieces_of(ANSWER), scripted_check())
-    assert wire.text == "Steps to follow:\n1. Loosen the nuts.\n\nBlocked."
-    assert wire.items[-1] == "E:finish" and guard.record().outcome == BLOCKED
+async def test_stream_block_ends_the_text_with_the_block_message() -> None:
+    gate, text = await run_gate("block", pieces_of(ANSWER), scripted_check())
+    assert text == "Steps to follow:\n1. Loosen the nuts.\n\nBlocked."
+    assert gate.record().outcome == BLOCKED and gate.record().original_answer == ANSWER
 
 
 async def test_stream_of_a_faithful_answer_is_byte_for_byte() -> None:
     text = "First it is 120 Nm.\n\n- Loosen the nuts.\n- Remove the wheel.\n"
     for action in ("strip", "block", "retry"):
-        guard, wire = await run_stream(action, pieces_of(text, 3), scripted_check())
-        assert wire.text == text and guard.record().outcome == PASSED and guard.record().delivered_answer is None
+        gate, got = await run_gate(action, pieces_of(text, 3), scripted_check())
+        assert got == text and gate.record().outcome == PASSED and gate.record().delivered_answer is None
 
 
 async def test_stream_sentences_late_or_failed_are_released_unchanged_and_counted() -> None:
     settings = GuardSettings(deadline_ms=30.0, block_message="Blocked.")
     started = time.perf_counter()
-    guard, wire = await run_stream("block", pieces_of(ANSWER), scripted_check(delay_s=1.0), settings)
-    assert wire.text == ANSWER and guard.record().outcome == TIMEOUT and guard.record().sentences_late == 4
+    gate, text = await run_gate("block", pieces_of(ANSWER), scripted_check(delay_s=1.0), settings)
+    assert text == ANSWER and gate.record().outcome == TIMEOUT and gate.record().sentences_late == 4
     assert time.perf_counter() - started < 0.9  # each sentence waited its deadline, not the check
-    guard, wire = await run_stream("strip", pieces_of(ANSWER), scripted_check(fail=True), settings)
-    assert wire.text == ANSWER and guard.record().outcome == "scorer_error"
+    gate, text = await run_gate("strip", pieces_of(ANSWER), scripted_check(fail=True), settings)
+    assert text == ANSWER and gate.record().outcome == "scorer_error"
 
 
-async def test_stream_releases_each_sentence_once_checked_before_the_answer_ends() -> None:
-    wire = Wire()
-    guard = StreamGuard("strip", GuardSettings(), scripted_check(), wire.write, lambda t: f"T:{t}".encode())
-    guard.text("The nut is 120 Nm. Tighten")
-    for _ in range(50):  # bounded: the first sentence's check and write take a few loop turns
-        if wire.text:
-            break
+async def wait_for_text(sent: list[str], expected: str) -> None:
+    for _ in range(500):  # bounded: a check and a push take a few loop turns
+        if "".join(sent) == expected:
+            return
         await asyncio.sleep(0.001)
-    assert wire.text == "The nut is 120 Nm."  # the second sentence is not complete yet: held
-    guard.text(" it twice.")
-    await asyncio.wait_for(guard.drain(), 5)
-    assert wire.text == "The nut is 120 Nm. Tighten it twice."
+    raise AssertionError(f"{''.join(sent)!r} != {expected!r}")
+
+
+async def test_a_sentence_goes_out_once_checked_with_the_next_feed_or_at_once_when_pushed() -> None:
+    gate = GuardGate("strip", GuardSettings(), scripted_check())
+    assert gate.feed("The nut is 120 Nm. Tighten") == ""  # being checked
+    await asyncio.sleep(0.01)
+    assert gate.feed(" it") == "The nut is 120 Nm."  # checked meanwhile: out with the next piece
+    assert await gate.release() == " Tighten it"
+
+    pushed: list[str] = []
+    gate = GuardGate("strip", GuardSettings(), scripted_check())
+    gate.on_ready = pushed.append
+    assert gate.feed("The nut is 120 Nm. Tighten") == ""
+    await wait_for_text(pushed, "The nut is 120 Nm.")  # no further text needed
+    assert gate.feed(" it twice.") == ""
+    gate.answer_complete()  # the answer string closed: its last sentence is checked and pushed before the end
+    await wait_for_text(pushed, "The nut is 120 Nm. Tighten it twice.")
+    assert await gate.release() == ""
+
+
+async def test_a_pushed_sentence_is_released_at_its_deadline_without_further_text() -> None:
+    pushed: list[str] = []
+    gate = GuardGate("block", GuardSettings(deadline_ms=20.0), scripted_check(delay_s=5.0))
+    gate.on_ready = pushed.append
+    gate.feed("The nut is 120 Nm. Tighten")
+    await wait_for_text(pushed, "The nut is 120 Nm.")
+    assert gate.late == 1
+    gate.abandon()
 
 
 async def test_stream_strip_of_every_sentence_delivers_the_block_message() -> None:
-    guard, wire = await run_stream("strip", pieces_of("It is invented here. Also invented there."), scripted_check())
-    assert wire.text == "Blocked." and wire.items[-1] == "E:finish"
+    gate, text = await run_gate("strip", pieces_of("It is invented here. Also invented there."), scripted_check())
+    assert text == "Blocked."
 
 
 @pytest.mark.parametrize(("second", "expected", "retry"), [
@@ -317,10 +325,11 @@ async def test_stream_retry_holds_the_whole_answer_and_sends_the_second_if_it_pa
         asked.append(1)
         return second
 
-    guard, wire = await run_stream("retry", pieces_of(ANSWER), scripted_check(), retry=again)
-    assert (wire.text, guard.record().retry, len(asked)) == (expected, retry, 1)
-    assert [i for i in wire.items if i.startswith("T:")] == [f"T:{expected}"] if retry == "passed" else True
-    assert wire.items[0] == "E:role" and wire.items[-1] == "E:finish"
+    gate = GuardGate("retry", GuardSettings(block_message="Blocked."), scripted_check(), retry=again)
+    assert "".join(gate.feed(p) for p in pieces_of(ANSWER)) == ""  # nothing before the whole answer is judged
+    text = await asyncio.wait_for(gate.release(), 5)
+    assert (text, gate.record().retry, len(asked)) == (expected, retry, 1)
+    assert gate.record().outcome == {"passed": RETRIED, "failed": STRIPPED, "error": STRIPPED}[retry]
 
 
 # ------------------------------------------------------------------------------------------------ the lane

@@ -1,21 +1,21 @@
-"""The guard on a stream: sentence-level hold-back.
+"""The guard on a stream: sentence-level hold-back, as an answer gate (the proxy's stream seam).
 
-A relay hands the guard the answer's text as it arrives (`text`) and every other event of the stream in its place
-(`event`, built only when its turn comes, so that numbering and the text it repeats are the delivered ones).  The
-guard cuts the text into claims (`segments.py`), checks each complete claim against the documents as soon as it
-is complete, and writes, strictly in order:
+The relay passes every piece of answer text through `feed`, which returns the text to send now, and, when the
+answer is complete, awaits `release` for the rest.  The gate cuts the text into claims (`segments.py`), checks each
+complete claim against the documents as soon as it is complete, and lets text out strictly in order:
 
-- a sentence once its check says it stands (or at its deadline, unchanged: a check that fails or is late never
+- a sentence once its check says it stands, or at its deadline unchanged (a check that fails or is late never
   holds the answer back further);
-- `strip`: a sentence that trips the guard is dropped, the stream goes on (list numbering follows);
+- `strip`: a sentence that trips the guard is dropped and the stream goes on (list numbering follows);
 - `block`: at the first sentence that trips it, the block message goes out instead and the rest of the answer
-  text is dropped; the stream's other events (the finish, the usage) still follow, so it ends as usual;
-- `retry` (`hold_all`): nothing is written until the whole answer is checked; if a sentence trips it, the
-  second answer (`retry`, asked for by the relay) is checked the same way and written if it passes, else the
-  fallback (`strip` or `block`) applies to it; if there is no second answer, the fallback applies to the first.
+  text is dropped (the stream's closing events still follow: the relay sends them);
+- `retry` (`hold_all`): nothing is let out until the whole answer is checked; if a sentence trips it, the second
+  answer (`retry`, which asks the upstream again) is checked the same way and sent if it passes, else the fallback
+  (`strip` or `block`) applies to it; if there is no second answer, the fallback applies to the first.
 
-The first answer text thus waits for one sentence and its check.  Events queued behind held text wait too;
-comments (keep-alives) do not need the guard and are written by the relay directly.
+A sentence verified between two pieces of text goes out with the next `feed`, or at once through `on_ready` when
+the relay sets it (it then sends that text as it would a `feed` result).  `answer_complete` (optional) says the
+answer string has closed, so its last sentence is checked without waiting for the end of the stream.
 """
 
 from __future__ import annotations
@@ -28,22 +28,13 @@ from dataclasses import dataclass
 
 from ragtap.exchange import GuardRecord
 from ragtap.guard.checks import Checked
-from ragtap.guard.decision import (
-    BLOCKED,
-    FAILED_OPEN,
-    INCOMPLETE,
-    PASSED,
-    RETRIED,
-    STRIPPED,
-    claim_trips,
-)
+from ragtap.guard.decision import BLOCKED, FAILED_OPEN, INCOMPLETE, PASSED, RETRIED, SCORER_ERROR, STRIPPED, TIMEOUT, claim_trips
 from ragtap.guard.segments import Segment, SegmentCutter, Splicer
 from ragtap.guard.settings import GuardSettings
 from ragtap.scoring.claims import Claim
 from ragtap.types import ClaimSupport
 
 SentenceCheck = Callable[[list[Claim]], Awaitable[Checked[list[ClaimSupport]]]]
-Write = Callable[[bytes], Awaitable[None]]
 Retry = Callable[[], Awaitable[str | None]]  # the second answer's text, None when there is none (upstream error...)
 
 
@@ -55,75 +46,69 @@ class _Held:
     submitted: float  # when its check started (its deadline counts from here)
 
 
-@dataclass(slots=True)
-class _Event:
-    build: Callable[[], bytes | None]
-
-
-class StreamGuard:
-    def __init__(
-        self, action: str, settings: GuardSettings, check: SentenceCheck, write: Write, encode_text: Callable[[str], bytes],
-        *, retry: Retry | None = None,
-    ) -> None:
+class GuardGate:
+    def __init__(self, action: str, settings: GuardSettings, check: SentenceCheck, *, retry: Retry | None = None) -> None:
         self.action = action
         self.settings = settings
         self._check = check
-        self._write = write
-        self._encode = encode_text
         self._retry = retry
         self.hold_all = action == "retry"
         self._deadline_s = settings.deadline_ms / 1000.0
         self._cutter = SegmentCutter()
         self._splicer = Splicer()
-        self._entries: deque[_Held | _Event] = deque()
-        self._wake = asyncio.Event()
+        self._entries: deque[_Held] = deque()
         self._text_ended = False
-        self._closed = False
-        self._writer: asyncio.Task[None] | None = None
+        self._releasing = False
+        self._abandoned = False
+        self._timer: asyncio.TimerHandle | None = None
         self._checks: set[asyncio.Task[Checked[list[ClaimSupport]]]] = set()
-        self._held_count = 0  # text entries queued
+        self.on_ready: Callable[[str], None] | None = None  # set by a relay that can send text between feeds
         self.original: list[str] = []  # the answer as the model wrote it
-        self.delivered: list[str] = []  # the answer text written to the app
+        self.delivered: list[str] = []  # the answer text let out to the app
         self.blocked = False
-        self.retried: str | None = None  # retry: passed | failed | error | timeout
-        self.trigger: str | None = None
+        self.retried: str | None = None  # retry: passed | failed | error, or why the second answer was not judged
+        self.trigger: str | None = None  # the claim outcome that tripped it (not_found | contradicted)
         self.checked = 0
         self.late = 0
         self.failures: Counter[str] = Counter()
         self.last_wait_s = 0.0
 
     # ------------------------------------------------------------------------------------------- the relay's side
-    def text(self, text: str) -> None:
-        """Answer text, in order.  Complete sentences start their checks at once."""
-        if text:
+    def feed(self, text: str) -> str:
+        """Answer text, in order; returns the text to send now.  Complete sentences start their checks at once."""
+        if text and not self._releasing:
             self.original.append(text)
-            self._hold(self._cutter.feed(text))
+            if not self.blocked:
+                self._hold(self._cutter.feed(text))
+        return self._take_ready()
 
-    def end_text(self) -> None:
-        """The answer is complete: what is left becomes the last sentence(s)."""
+    def answer_complete(self) -> None:
+        """The answer is complete (its last sentence can be checked now); the stream may still go on."""
         if not self._text_ended:
             self._text_ended = True
             self._hold(self._cutter.finish())
+            self._push()
 
-    def event(self, build: Callable[[], bytes | None]) -> None:
-        """Any other event, written after the text before it; `build` runs when its turn comes.  (The answer's last
-        sentence is complete only at `end_text`: call it before passing the events that close the answer.)"""
-        self._entries.append(_Event(build))
-        self._start()
-
-    async def drain(self) -> None:
-        """Everything queued is decided and written (each sentence's wait is bounded by the deadline)."""
-        self.end_text()
-        self._closed = True
-        self._start()
-        assert self._writer is not None
-        await self._writer
+    async def release(self, result: object = None) -> str:
+        """The stream's end: the rest of the answer text, each held sentence waited for until its deadline."""
+        self.answer_complete()
+        self._releasing = True
+        self._cancel_timer()
+        if self.hold_all:
+            return await self._release_whole()
+        parts = [self._take_ready()]
+        while self._entries:
+            await self._wait_for(self._entries[0])
+            parts.append(self._take_ready())
+        parts.append(self._nothing_left())
+        return "".join(parts)
 
     def abandon(self) -> None:
-        """The app went away: stop writing and checking."""
-        for task in (self._writer, *self._checks):
-            if task is not None:
-                task.cancel()
+        """The app went away: stop checking."""
+        self._abandoned = True
+        self._cancel_timer()
+        for task in list(self._checks):
+            task.cancel()
 
     @property
     def delivered_text(self) -> str:
@@ -140,7 +125,7 @@ class StreamGuard:
 
     @property
     def outcome(self) -> str:
-        if self._writer is not None and self._writer.cancelled():
+        if self._abandoned:
             return INCOMPLETE
         if self.retried == "passed":
             return RETRIED
@@ -159,151 +144,153 @@ class StreamGuard:
         now = time.perf_counter()
         index = 0
         for segment in segments:
-            if segment.claim is None:
-                self._entries.append(_Held(segment, None, 0, now))
-            else:
-                self._entries.append(_Held(segment, task, index, now))
-                index += 1
-        self._held_count += len(segments)
-        self._start()
+            self._entries.append(_Held(segment, task if segment.claim is not None else None, index, now))
+            index += segment.claim is not None
+        self._arm_timer()
 
     def _start_check(self, claims: list[Claim]) -> asyncio.Task[Checked[list[ClaimSupport]]]:
         task = asyncio.ensure_future(self._check(claims))
         self._checks.add(task)
-        task.add_done_callback(self._checks.discard)
+        task.add_done_callback(self._check_done)
         return task
 
-    def _start(self) -> None:
-        if self._writer is None:
-            self._writer = asyncio.ensure_future(self._run())
-        self._wake.set()
+    def _check_done(self, task: asyncio.Task[Checked[list[ClaimSupport]]]) -> None:
+        self._checks.discard(task)
+        self._push()
 
-    # ------------------------------------------------------------------------------------------- writing
-    async def _run(self) -> None:
-        while True:
-            if self.hold_all and not self._text_ended and self._next_is_text():
-                await self._sleep()  # retry: the answer is judged whole
-                continue
-            if not self._entries:
-                if self._closed:
-                    await self._nothing_left()
-                    return
-                await self._sleep()
-                continue
-            if self.hold_all and self._next_is_text():
-                await self._release_checked_whole()
-                continue
-            entry = self._entries.popleft()
-            if isinstance(entry, _Event):
-                await self._nothing_left()
-                data = entry.build()
-                if data:
-                    await self._write(data)
-            else:
-                self._held_count -= 1
-                await self._release(entry)
+    def _push(self) -> None:
+        """Send what became ready between feeds, when the relay can (`on_ready`)."""
+        if self.on_ready is None or self._releasing or self._abandoned:
+            return
+        text = self._take_ready()
+        if text:
+            self.on_ready(text)
+        self._arm_timer()
 
-    async def _nothing_left(self) -> None:
-        """`strip` removed every sentence of a finished answer: the app gets the block message, not nothing."""
-        if self._text_ended and not self._held_count and self._splicer.removed and not self.delivered and not self.blocked:
-            await self._emit_block()
+    def _arm_timer(self) -> None:
+        """Wake at the head sentence's deadline, so a late check cannot hold it longer (push mode only)."""
+        self._cancel_timer()
+        if self.on_ready is None or self._releasing or self.hold_all or not self._entries:
+            return
+        left = self._deadline_s - (time.perf_counter() - self._entries[0].submitted)
+        self._timer = asyncio.get_running_loop().call_later(max(0.0, left) + 0.0005, self._push)
 
-    def _next_is_text(self) -> bool:
-        return bool(self._entries) and isinstance(self._entries[0], _Held)
+    def _cancel_timer(self) -> None:
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
 
-    async def _sleep(self) -> None:
-        self._wake.clear()
-        await self._wake.wait()
-
-    async def _support(self, held: _Held) -> ClaimSupport | None:
-        """The claim's check, waited for until its deadline; None when it failed or came too late (counted)."""
-        assert held.check is not None
-        left = self._deadline_s - (time.perf_counter() - held.submitted)
-        if not held.check.done() and left > 0:
-            await asyncio.wait({held.check}, timeout=left)
-        self.last_wait_s = max(0.0, time.perf_counter() - held.submitted)
-        result = held.check.result() if held.check.done() and not held.check.cancelled() else None
-        if result is None or result.failure is not None or result.value is None or held.index >= len(result.value):
-            failure = "timeout" if result is None else (result.failure or "scorer_error")
-            self.failures[failure if failure in FAILED_OPEN else "scorer_error"] += 1
-            self.late += failure == "timeout"
-            return None
+    # ------------------------------------------------------------------------------------------- deciding
+    def _decided(self, held: _Held, now: float, *, force: bool = False) -> tuple[bool, ClaimSupport | None]:
+        """(decided, the claim's support): decided once its check is done or its deadline passed (or `force`).
+        A failed or late check decides "no support known": the sentence is released unchanged (counted)."""
+        if held.check is None or self.blocked:
+            return True, None
+        check = held.check
+        if not check.done():
+            if not force and now - held.submitted < self._deadline_s:
+                return False, None
+            self.late += 1
+            self.failures[TIMEOUT] += 1
+            self.last_wait_s = max(self.last_wait_s, now - held.submitted)
+            return True, None
+        self.last_wait_s = max(self.last_wait_s, now - held.submitted)
+        result = None if check.cancelled() else check.result()
+        if result is None or result.value is None or held.index >= len(result.value):
+            failure = SCORER_ERROR if result is None or result.failure not in FAILED_OPEN else result.failure
+            self.failures[failure] += 1
+            self.late += failure == TIMEOUT
+            return True, None
         self.checked += 1
-        return result.value[held.index]
+        return True, result.value[held.index]
 
-    async def _release(self, held: _Held) -> None:
+    def _take_ready(self) -> str:
+        if self.hold_all:
+            return ""
+        parts = []
+        now = time.perf_counter()
+        while self._entries:
+            done, support = self._decided(self._entries[0], now)
+            if not done:
+                break
+            parts.append(self._apply(self._entries.popleft(), support))
+        return "".join(parts)
+
+    async def _wait_for(self, held: _Held) -> None:
+        left = self._deadline_s - (time.perf_counter() - held.submitted)
+        if held.check is not None and not held.check.done() and left > 0 and not self.blocked:
+            await asyncio.wait({held.check}, timeout=left)
+
+    def _trips(self, support: ClaimSupport | None) -> bool:
+        return support is not None and claim_trips(support, self.settings.verdicts)
+
+    def _apply(self, held: _Held, support: ClaimSupport | None) -> str:
         if self.blocked:
-            return  # after the block message, the rest of the answer is not the app's
-        support = await self._support(held) if held.check is not None else None
-        if support is not None and claim_trips(support, self.settings.verdicts):
+            return ""  # after the block message, the rest of the answer is not the app's
+        if self._trips(support):
+            assert support is not None
             self.trigger = self.trigger or support.outcome.value
             if self.action == "block":
-                await self._emit_block()
-                return
+                return self._block()
             self._splicer.drop(held.segment)
-            return
-        await self._emit(self._splicer.keep(held.segment))
+            return ""
+        return self._emit(self._splicer.keep(held.segment))
 
-    async def _emit(self, text: str) -> None:
+    def _emit(self, text: str) -> str:
         if text:
             self.delivered.append(text)
-            await self._write(self._encode(text))
+        return text
 
-    async def _emit_block(self) -> None:
+    def _block(self) -> str:
         self.blocked = True
-        separator = "\n\n" if self.delivered else ""
-        await self._emit(separator + self.settings.block_message)
+        return self._emit(("\n\n" if self.delivered else "") + self.settings.block_message)
+
+    def _nothing_left(self) -> str:
+        """`strip` removed every sentence of the answer: the app gets the block message, not nothing."""
+        if self._splicer.removed and not self.delivered and not self.blocked:
+            return self._block()
+        return ""
 
     # ------------------------------------------------------------------------------------------- retry
-    async def _release_checked_whole(self) -> None:
-        """`retry`: the whole first answer is held and checked; it goes out if nothing trips, else the second."""
-        held = self._take_held()
-        supports = [await self._support(h) if h.check is not None else None for h in held]
-        if not any(s is not None and claim_trips(s, self.settings.verdicts) for s in supports):
-            for h in held:
-                await self._emit(self._splicer.keep(h.segment))
-            return
-        self.trigger = next(s.outcome.value for s in supports if s is not None and claim_trips(s, self.settings.verdicts))
+    async def _judge_all(self, held: list[_Held]) -> list[ClaimSupport | None]:
+        supports = []
+        for h in held:
+            await self._wait_for(h)
+            supports.append(self._decided(h, time.perf_counter(), force=True)[1])
+        return supports
+
+    def _deliver_all(self, held: list[_Held], supports: list[ClaimSupport | None], *, strip: bool) -> str:
+        return "".join(self._apply(h, s if strip else None) for h, s in zip(held, supports)) + self._nothing_left()
+
+    async def _release_whole(self) -> str:
+        """`retry`: the whole first answer was held; it goes out if nothing trips, else the second one."""
+        held = list(self._entries)
+        self._entries.clear()
+        supports = await self._judge_all(held)
+        tripped = next((s for s in supports if self._trips(s)), None)
+        if tripped is None:
+            return self._deliver_all(held, supports, strip=False)
+        self.trigger = tripped.outcome.value
         second = await self._retry() if self._retry is not None else None
         if second is None:
             self.retried = "error"
-            await self._fall_back(held, supports)
-            return
+            return self._fall_back(held, supports)
         cutter = SegmentCutter()
         segments = cutter.feed(second) + cutter.finish()
         claims = [s.claim for s in segments if s.claim is not None]
         task = self._start_check(claims) if claims else None
-        now = time.perf_counter()
-        again, index = [], 0
+        now, index, again = time.perf_counter(), 0, []
         for segment in segments:
             again.append(_Held(segment, task if segment.claim is not None else None, index, now))
             index += segment.claim is not None
-        again_supports = [await self._support(h) if h.check is not None else None for h in again]
-        if any(s is not None and claim_trips(s, self.settings.verdicts) for s in again_supports):
+        again_supports = await self._judge_all(again)
+        if any(self._trips(s) for s in again_supports):
             self.retried = "failed"
-            await self._fall_back(again, again_supports)
-            return
+            return self._fall_back(again, again_supports)
         self.retried = "passed"
-        await self._emit(second)
+        return self._emit(second)
 
-    def _take_held(self) -> list[_Held]:
-        """Every held sentence (events between them follow the answer: it goes out in one piece)."""
-        held = [e for e in self._entries if isinstance(e, _Held)]
-        events = [e for e in self._entries if isinstance(e, _Event)]
-        self._entries = deque(events)
-        self._held_count = 0
-        return held
-
-    async def _fall_back(self, held: list[_Held], supports: list[ClaimSupport | None]) -> None:
+    def _fall_back(self, held: list[_Held], supports: list[ClaimSupport | None]) -> str:
         if self.settings.retry_fallback == "block":
-            await self._emit_block()
-            return
-        trips = [s is not None and claim_trips(s, self.settings.verdicts) for s in supports]
-        if all(trips[i] for i, h in enumerate(held) if h.segment.claim is not None):
-            await self._emit_block()  # nothing would be left
-            return
-        for h, tripped in zip(held, trips):
-            if tripped:
-                self._splicer.drop(h.segment)
-            else:
-                await self._emit(self._splicer.keep(h.segment))
+            return self._block()
+        return self._deliver_all(held, supports, strip=True)
