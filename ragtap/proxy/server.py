@@ -19,7 +19,7 @@ from ragtap.config import Config
 from ragtap.exporters.base import Exporter
 from ragtap.proxy.app import PROMETHEUS, WATCHDOG, build_app
 from ragtap.proxy.clients import WatchedSite
-from ragtap.proxy.state import CAPTURE_STORE, STATE, ProxyState
+from ragtap.proxy.state import CAPTURE_STORE, STATE, ExchangeSteps, ProxyState
 from ragtap.proxy.triage import mount_triage, triage_host, triage_page_url, triage_unavailable
 
 if TYPE_CHECKING:
@@ -64,9 +64,10 @@ def _bound_port(site: web.TCPSite) -> int:
 
 
 class RagtapServer:
-    def __init__(self, config: Config, *, embedder: Embedder | None = None, exporters: Sequence[Exporter] | None = None) -> None:
+    def __init__(self, config: Config, *, embedder: Embedder | None = None, exporters: Sequence[Exporter] | None = None,
+                 steps: ExchangeSteps | None = None) -> None:
         self.config = config
-        self.app = build_app(config, embedder=embedder, exporters=exporters)
+        self.app = build_app(config, embedder=embedder, exporters=exporters, steps=steps)
         self.host = config.server.host
         self.port = config.server.port
         self.metrics_port: int | None = None
