@@ -18,8 +18,8 @@ from ragtap.exchange import note_usage
 from ragtap.prompts import prompt_text
 from ragtap.proxy.chat_stream import relay_injected, relay_observed
 from ragtap.proxy.exchange_path import (
-    Exchange, StreamOutcome, TooLarge, WholeReply, dumps, forward_json, forward_raw, parse_object, read_bounded, read_exchange,
-    relay_too_large, request_bytes, respond, retry_without_json_mode, score_later, send_json, settle_whole_reply,
+    Exchange, SecondReply, StreamOutcome, TooLarge, WholeReply, dumps, forward_json, forward_raw, parse_object, read_bounded, read_exchange,
+    relay_too_large, request_bytes, respond, retry_without_json_mode, score_later, send_again, send_json, settle_whole_reply,
 )
 from ragtap.proxy.inject import inject, without_ragtap_field
 from ragtap.proxy.passthrough import relay_response
@@ -72,6 +72,7 @@ async def _injected(exchange: Exchange, body: dict[str, Any]) -> web.StreamRespo
 
     if upstream.status != 200:  # the upstream's own error: the app sees it unchanged
         return await relay_response(exchange.request, upstream, record, decompressed=True)
+    exchange.ask_again = lambda instruction: _ask_again(exchange, forwarded, instruction)
     if forwarded.get("stream") is True and "text/event-stream" in upstream.headers.get("Content-Type", ""):
         # (an upstream that ignores `stream` and answers with one JSON body, or with HTML, is handled below)
         response, outcome = await relay_injected(exchange, upstream, forward_usage=not added_usage)
@@ -94,8 +95,24 @@ async def _injected(exchange: Exchange, body: dict[str, Any]) -> web.StreamRespo
     split = split_reply(message["content"], truncated=finish == "length")
     message["content"] = split.answer
     _note_completion(completion, exchange)
-    await settle_whole_reply(exchange, WholeReply(split, lambda text: message.__setitem__("content", text)), headers)
+    await settle_whole_reply(exchange, WholeReply(split, lambda text: message.__setitem__("content", text), completion), headers)
     return web.Response(status=upstream.status, body=dumps(completion) or data, headers=headers)
+
+
+async def _ask_again(exchange: Exchange, forwarded: dict[str, Any], instruction: str) -> SecondReply | None:
+    """Seam (c): the injected request once more, not streamed, with `instruction` as a last system message."""
+    again = {**forwarded, "messages": [*forwarded["messages"], {"role": "system", "content": instruction}], "stream": False}
+    again.pop("stream_options", None)
+    completion = await send_again(exchange, again)
+    message = _first_message(completion)
+    if completion is None or message is None or not isinstance(message.get("content"), str):
+        return None
+    split = split_reply(message["content"], truncated=completion["choices"][0].get("finish_reason") == "length")
+    return SecondReply(split, completion, _write_answer)
+
+
+def _write_answer(completion: dict[str, Any], text: str) -> None:
+    completion["choices"][0]["message"]["content"] = text
 
 
 async def _observed(exchange: Exchange, forwarded: dict[str, Any] | None) -> web.StreamResponse:

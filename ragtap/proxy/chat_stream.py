@@ -13,6 +13,7 @@ event, and the extractor's state machine over the new characters.  Nothing re-jo
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from time import perf_counter as now
 from typing import Any
@@ -62,6 +63,7 @@ class _InjectedRelay:
     # upstreams send finish_reason on every chunk, or on reasoning chunks before the content.
     finish_reason: str | None = None
     held_finish: dict[str, Any] | None = None  # with a gate: the finish_reason chunk, sent after the released text
+    gate_complete: Callable[[], None] | None = None  # the gate's optional `answer_complete`, called once
     done_sent: bool = False
     # Events rewritten from one network read, sent together by `flush()`: one write (one syscall) per read
     # instead of one per event when the upstream's events arrive several at a time.
@@ -111,6 +113,9 @@ class _InjectedRelay:
         text = self.extractor.feed(content) if content else ""
         if text and self.gate is not None:
             text = self.gate.feed(text)
+        if self.gate_complete is not None and self.extractor.answer_complete:
+            self.gate_complete()  # the answer string closed: the gate need not wait for the end of the stream
+            self.gate_complete = None
         finish = choice.get("finish_reason")
         if finish:
             self.finish_reason = str(finish)
@@ -150,14 +155,22 @@ class _InjectedRelay:
         remainder = result.remainder
         if self.gate is not None:
             remainder = (self.gate.feed(remainder) if remainder else "") + await self.gate.release(result)
-        if remainder and self.template is not None:
-            closing = {**self.template, "choices": [{"index": 0, "delta": {"content": remainder}, "logprobs": None, "finish_reason": None}]}
-            closing.pop("usage", None)
-            self._write(closing, remainder)
+        self.send_text(remainder)
+        comment = getattr(self.gate, "comment", None)
+        if comment:  # the gate's last word (an SSE comment: SDKs ignore it)
+            self.pending.append(b": " + comment.encode() + b"\n\n")
         if self.held_finish is not None:
             self._write(self.held_finish, "")
         self.pending.append(DONE_EVENT)
         await self.flush()
+
+    def send_text(self, text: str) -> None:
+        """Answer text as a chunk of its own (the gate's release, or text it lets out between two chunks: its
+        `on_ready`; written with the next network read's events)."""
+        if text and self.template is not None:
+            chunk = {**self.template, "choices": [{"index": 0, "delta": {"content": text}, "logprobs": None, "finish_reason": None}]}
+            chunk.pop("usage", None)
+            self._write(chunk, text)
 
     def outcome(self) -> StreamOutcome:
         result = self.result or self.extractor.finish(truncated=self.finish_reason in (None, "length"))
@@ -168,7 +181,10 @@ async def relay_injected(exchange: Exchange, upstream: aiohttp.ClientResponse, *
     record = exchange.record
     out = await open_stream(exchange.request, upstream)
     extractor = AnswerStreamExtractor(exchange.state.config.replies.max_kept_chars)
-    relay = _InjectedRelay(out, record, forward_usage, extractor, open_gate(exchange))
+    gate = open_gate(exchange)
+    relay = _InjectedRelay(out, record, forward_usage, extractor, gate, gate_complete=getattr(gate, "answer_complete", None))
+    if hasattr(gate, "on_ready"):
+        gate.on_ready = relay.send_text  # type: ignore[union-attr]
     if not await pump_events(out, upstream, record, relay):
         return out, INCOMPLETE
     return out, broken_off(record, relay.outcome())

@@ -10,6 +10,7 @@ with `response.completed` (or `incomplete` / `failed`), or with an `error` event
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from time import perf_counter as now
 from typing import Any
 
@@ -84,6 +85,26 @@ class _ResponsesRelay:
         self.splitter = splitter
         self.gate = gate
         self.pending: list[bytes] = []
+        self.gate_complete: Callable[[], None] | None = getattr(gate, "answer_complete", None)
+        if hasattr(gate, "on_ready"):
+            gate.on_ready = self.send_text  # type: ignore[union-attr]
+
+    def send_text(self, text: str) -> None:
+        """Text the gate lets out between two events (written with the next network read's events)."""
+        event = self.splitter.extra_delta(text)
+        if event is not None:
+            self.pending.append(encode_typed(event))
+
+    async def _release(self, event: dict[str, Any] | None) -> None:
+        assert self.gate is not None
+        self.splitter.released = await self.gate.release(self.splitter.finish_text(event))
+
+    def _gate_comment(self) -> None:
+        """The gate's last word, after the events that close the text (an SSE comment: SDKs ignore it)."""
+        comment = getattr(self.gate, "comment", None)
+        if comment:
+            self.pending.append(b": " + comment.encode() + b"\n\n")
+            self.gate.comment = None  # type: ignore[union-attr]
 
     async def on_payload(self, payload: bytes) -> None:
         try:
@@ -94,12 +115,18 @@ class _ResponsesRelay:
             self.pending.append(encode_event(payload))  # not ours to judge: pass it on
             return
         _note_event(event, self.record)
-        if self.gate is not None and self.splitter.ends_text(event):
-            self.splitter.released = await self.gate.release(self.splitter.finish_text(event))
+        released = self.gate is not None and self.splitter.ends_text(event)
+        if released:
+            await self._release(event)
         for rewritten in self.splitter.feed(event):
             if self.record.first_token_at is None and rewritten.get("type") == "response.output_text.delta" and rewritten.get("delta"):
                 self.record.first_token_at = now()
             self.pending.append(encode_typed(rewritten))
+        if released:
+            self._gate_comment()
+        if self.gate_complete is not None and self.splitter.extractor.answer_complete:
+            self.gate_complete()  # the answer string closed: the gate need not wait for the end of the stream
+            self.gate_complete = None
 
     async def flush(self) -> None:
         if self.pending:
@@ -108,9 +135,12 @@ class _ResponsesRelay:
             await self.out.write(data)
 
     async def close(self) -> None:
-        if self.gate is not None and self.splitter.text_open():
-            self.splitter.released = await self.gate.release(self.splitter.finish_text(None))
+        released = self.gate is not None and self.splitter.text_open()
+        if released:
+            await self._release(None)
         self.pending.extend(encode_typed(event) for event in self.splitter.close())
+        if released:
+            self._gate_comment()
         await self.flush()
 
 

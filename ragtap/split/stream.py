@@ -338,6 +338,11 @@ class AnswerStreamExtractor:
 
     # --- public API ----------------------------------------------------------------------------------------
 
+    @property
+    def answer_complete(self) -> bool:
+        """The answer string has closed: no more answer text will come (the supporting content may still)."""
+        return self._answer == _DONE
+
     def feed(self, text: str) -> str:
         """Take the next piece of the model's content; return the text to forward to the app now."""
         if self._result is not None:

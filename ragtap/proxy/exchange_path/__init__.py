@@ -9,26 +9,32 @@ shape's own: how to inject, how to split, how to write the answer back.
     split      the shape's own (`ragtap/split/`), whole replies or streams through a relay:
                `open_stream`, `pump_events` + the shape's `EventRelay`, `copy_events` (observed streams), `KeptText`
     seams      (a) whole replies: `WholeReplyStep`, run by `settle_whole_reply`; (b) streams: `AnswerGate`,
-               opened per exchange by `open_gate` (see `seams.py`)
+               opened per exchange by `open_gate`; (c) asking again: `Exchange.ask_again`, sent by `send_again`
+               (see `seams.py`)
     respond    `respond(exchange, route)`: ragtap's failures as the app's error, hooks after the response;
                `read_bounded` / `TooLarge` / `relay_too_large` for reply bodies
     scoring    `score_later`, `assess_now`, `after_response`
 """
 
-from ragtap.proxy.exchange_path.handoff import add_debug_headers, after_response, assess_now, interaction_for, score_later, settle_whole_reply
+from ragtap.proxy.exchange_path.again import send_again
+from ragtap.proxy.exchange_path.handoff import (
+    add_debug_headers, after_response, assess_now, claim_offsets, interaction_for, score_later, settle_whole_reply,
+)
 from ragtap.proxy.errors import RequestTooDeep
 from ragtap.proxy.exchange_path.read import Exchange, dumps, parse_object, read_exchange, request_bytes
 from ragtap.proxy.exchange_path.respond import TooLarge, read_bounded, relay_too_large, respond
-from ragtap.proxy.exchange_path.seams import AnswerGate, ExchangeSteps, GateFactory, WholeReply, WholeReplyStep, open_gate
+from ragtap.proxy.exchange_path.seams import (
+    AnswerGate, AskAgain, ExchangeSteps, GateFactory, SecondReply, WholeReply, WholeReplyStep, open_gate,
+)
 from ragtap.proxy.exchange_path.send import forward_json, forward_raw, retry_without_json_mode, send_json
 from ragtap.proxy.exchange_path.streams import (
     INCOMPLETE, KEEPALIVE, UPSTREAM_BROKE, EventRelay, KeptText, StreamOutcome, broken_off, copy_events, open_stream, pump_events,
 )
 
 __all__ = [
-    "INCOMPLETE", "KEEPALIVE", "UPSTREAM_BROKE", "AnswerGate", "EventRelay", "Exchange", "ExchangeSteps", "GateFactory", "KeptText",
-    "RequestTooDeep", "StreamOutcome", "TooLarge", "WholeReply", "WholeReplyStep", "add_debug_headers", "after_response", "assess_now",
-    "broken_off", "copy_events", "dumps", "forward_json", "forward_raw", "interaction_for", "open_gate", "open_stream", "parse_object",
+    "INCOMPLETE", "KEEPALIVE", "UPSTREAM_BROKE", "AnswerGate", "AskAgain", "EventRelay", "Exchange", "ExchangeSteps", "GateFactory",
+    "KeptText", "RequestTooDeep", "SecondReply", "StreamOutcome", "TooLarge", "WholeReply", "WholeReplyStep", "add_debug_headers",
+    "after_response", "assess_now", "broken_off", "claim_offsets", "copy_events", "dumps", "forward_json", "forward_raw", "interaction_for", "open_gate", "open_stream", "parse_object",
     "pump_events", "read_bounded", "read_exchange", "relay_too_large", "request_bytes", "respond", "retry_without_json_mode",
-    "score_later", "send_json", "settle_whole_reply",
+    "score_later", "send_again", "send_json", "settle_whole_reply",
 ]
