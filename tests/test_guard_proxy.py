@@ -250,3 +250,28 @@ async def test_the_guard_is_off_by_default_and_configurable(start_proxy) -> None
     text, headers, _ = await ask(off, "chat", False)
     assert text == WITH_INVENTION and "x-ragtap-guard" not in headers
     assert (await off.collector.exchange()).guard is None
+
+
+@pytest.mark.parametrize("api", ["chat", "responses"])
+async def test_a_stream_sends_each_sentence_once_checked_while_the_model_still_writes(start_proxy, api: str) -> None:
+    proxy = await start_proxy(script(WITH_INVENTION), flags=FLAGS)
+    # The upstream writes one event every 10 ms: the answer, then the supporting content (~30 more events).
+    proxy.upstream.cutter = lambda stream: [i + 2 for i in range(len(stream)) if stream.startswith(b"\n\n", i)]
+    proxy.upstream.write_delay_s = 0.01
+    received, upstream_done_at = "", []
+    if api == "chat":
+        pieces = (c.choices[0].delta.content or "" async for c in await proxy.client.chat.completions.create(
+            model=MODEL, messages=MESSAGES, stream=True, extra_body=EXTRA, extra_headers={"x-ragtap-guard": "strip"}) if c.choices)
+    else:
+        stream = await proxy.client.responses.create(model=MODEL, input=QUESTION, stream=True, extra_body=EXTRA,
+                                                     extra_headers={"x-ragtap-guard": "strip"})
+        pieces = (e.delta async for e in stream if e.type == "response.output_text.delta")
+    async for piece in pieces:
+        if piece:  # (the role chunk carries "")
+            received += piece
+            upstream_done_at.append((received, list(proxy.upstream.stream_finished)))
+    assert received == FAITHFUL
+    first_text, finished_then = upstream_done_at[0]
+    assert first_text == KEPT_1 and finished_then == [False]  # the first sentence, checked, long before the end
+    complete_at = next(finished for text, finished in upstream_done_at if text == FAITHFUL)
+    assert complete_at == [False]  # the whole answer before the model finished its supporting content

@@ -16,6 +16,8 @@ complete claim against the documents as soon as it is complete, and lets text ou
 A sentence verified between two pieces of text goes out with the next `feed`, or at once through `on_ready` when
 the relay sets it (it then sends that text as it would a `feed` result).  `answer_complete` (optional) says the
 answer string has closed, so its last sentence is checked without waiting for the end of the stream.
+`unscorable` says the reply is not ragtap's JSON (the model ignored the instruction): like a whole reply that
+cannot be scored, it then passes unchanged.
 """
 
 from __future__ import annotations
@@ -28,7 +30,9 @@ from dataclasses import dataclass
 
 from ragtap.exchange import GuardRecord
 from ragtap.guard.checks import Checked
-from ragtap.guard.decision import BLOCKED, FAILED_OPEN, INCOMPLETE, PASSED, RETRIED, SCORER_ERROR, STRIPPED, TIMEOUT, claim_trips
+from ragtap.guard.decision import (
+    BLOCKED, FAILED_OPEN, INCOMPLETE, PASSED, RETRIED, SCORER_ERROR, STRIPPED, TIMEOUT, UNSCORABLE, claim_trips,
+)
 from ragtap.guard.segments import Segment, SegmentCutter, Splicer
 from ragtap.guard.settings import GuardSettings
 from ragtap.scoring.claims import Claim
@@ -66,6 +70,8 @@ class GuardGate:
         self.original: list[str] = []  # the answer as the model wrote it
         self.delivered: list[str] = []  # the answer text let out to the app
         self.blocked = False
+        self.passthrough = False  # the reply cannot be scored: everything passes unchanged (`unscorable`)
+        self._held_text = ""
         self.retried: str | None = None  # retry: passed | failed | error, or why the second answer was not judged
         self.trigger: str | None = None  # the claim outcome that tripped it (not_found | contradicted)
         self.checked = 0
@@ -76,11 +82,27 @@ class GuardGate:
     # ------------------------------------------------------------------------------------------- the relay's side
     def feed(self, text: str) -> str:
         """Answer text, in order; returns the text to send now.  Complete sentences start their checks at once."""
+        if self.passthrough:
+            self.original.append(text)
+            held, self._held_text = self._held_text, ""
+            return self._emit(held + text)
         if text and not self._releasing:
             self.original.append(text)
             if not self.blocked:
                 self._hold(self._cutter.feed(text))
         return self._take_ready()
+
+    def unscorable(self, reason: str) -> None:
+        """The reply cannot be scored (the model ignored the instruction: it is passed on as it came): what is
+        held goes out with the next text, unchanged, and nothing more is checked."""
+        if self.passthrough or self._releasing:
+            return
+        self.passthrough = True
+        self._cancel_timer()
+        self._held_text = "".join(h.segment.text for h in self._entries) + "".join(s.text for s in self._cutter.finish())
+        self._entries.clear()
+        for task in list(self._checks):
+            task.cancel()
 
     def answer_complete(self) -> None:
         """The answer is complete (its last sentence can be checked now); the stream may still go on."""
@@ -91,6 +113,10 @@ class GuardGate:
 
     async def release(self, result: object = None) -> str:
         """The stream's end: the rest of the answer text, each held sentence waited for until its deadline."""
+        if self.passthrough:
+            held, self._held_text = self._held_text, ""
+            self._releasing = True
+            return self._emit(held)
         self.answer_complete()
         self._releasing = True
         self._cancel_timer()
@@ -127,6 +153,8 @@ class GuardGate:
     def outcome(self) -> str:
         if self._abandoned:
             return INCOMPLETE
+        if self.passthrough:
+            return UNSCORABLE
         if self.retried == "passed":
             return RETRIED
         if self.blocked:

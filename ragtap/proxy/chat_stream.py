@@ -64,6 +64,7 @@ class _InjectedRelay:
     finish_reason: str | None = None
     held_finish: dict[str, Any] | None = None  # with a gate: the finish_reason chunk, sent after the released text
     gate_complete: Callable[[], None] | None = None  # the gate's optional `answer_complete`, called once
+    gate_unscorable: Callable[[str], None] | None = None  # the gate's optional `unscorable`, called once
     done_sent: bool = False
     # Events rewritten from one network read, sent together by `flush()`: one write (one syscall) per read
     # instead of one per event when the upstream's events arrive several at a time.
@@ -112,6 +113,7 @@ class _InjectedRelay:
         content = _content_text(delta.get("content"))
         text = self.extractor.feed(content) if content else ""
         if text and self.gate is not None:
+            self._tell_gate_if_raw()
             text = self.gate.feed(text)
         if self.gate_complete is not None and self.extractor.answer_complete:
             self.gate_complete()  # the answer string closed: the gate need not wait for the end of the stream
@@ -154,6 +156,7 @@ class _InjectedRelay:
         result = self._finish(truncated=self.finish_reason in (None, "length"))
         remainder = result.remainder
         if self.gate is not None:
+            self._tell_gate_if_raw()
             remainder = (self.gate.feed(remainder) if remainder else "") + await self.gate.release(result)
         self.send_text(remainder)
         comment = getattr(self.gate, "comment", None)
@@ -163,6 +166,13 @@ class _InjectedRelay:
             self._write(self.held_finish, "")
         self.pending.append(DONE_EVENT)
         await self.flush()
+
+    def _tell_gate_if_raw(self) -> None:
+        """The reply is not ragtap's JSON (the model ignored the instruction): it cannot be scored, and a gate that
+        asked (`unscorable`) lets it pass as it is."""
+        if self.gate_unscorable is not None and self.extractor.raw_reason is not None:
+            self.gate_unscorable(self.extractor.raw_reason)
+            self.gate_unscorable = None
 
     def send_text(self, text: str) -> None:
         """Answer text as a chunk of its own (the gate's release, or text it lets out between two chunks: its
@@ -182,7 +192,8 @@ async def relay_injected(exchange: Exchange, upstream: aiohttp.ClientResponse, *
     out = await open_stream(exchange.request, upstream)
     extractor = AnswerStreamExtractor(exchange.state.config.replies.max_kept_chars)
     gate = open_gate(exchange)
-    relay = _InjectedRelay(out, record, forward_usage, extractor, gate, gate_complete=getattr(gate, "answer_complete", None))
+    relay = _InjectedRelay(out, record, forward_usage, extractor, gate, gate_complete=getattr(gate, "answer_complete", None),
+                           gate_unscorable=getattr(gate, "unscorable", None))
     if hasattr(gate, "on_ready"):
         gate.on_ready = relay.send_text  # type: ignore[union-attr]
     if not await pump_events(out, upstream, record, relay):

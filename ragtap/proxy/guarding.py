@@ -164,6 +164,9 @@ class _StreamGate:
     def answer_complete(self) -> None:
         self.gate.answer_complete()
 
+    def unscorable(self, reason: str) -> None:
+        self.gate.unscorable(reason)
+
     async def release(self, result: StreamResult) -> str:
         text = await self.gate.release(result)
         record = self.gate.record()

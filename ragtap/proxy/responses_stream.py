@@ -25,7 +25,7 @@ from ragtap.proxy.exchange_path import (
 from ragtap.proxy.sse import encode_event
 from ragtap.split.responses import ClientEcho, was_truncated
 from ragtap.split.responses_stream import ResponsesStreamSplitter
-from ragtap.split.stream import REPLY_TOO_LARGE
+from ragtap.split.stream import REPLY_TOO_LARGE, AnswerStreamExtractor
 
 _FINAL_EVENTS = frozenset({"response.completed", "response.incomplete", "response.failed"})
 
@@ -73,6 +73,21 @@ def _note_event(event: dict[str, Any], record: ExchangeRecord) -> None:
             record.outcome, record.error_type = "upstream_error", "response_failed"
     elif kind == "error":
         record.outcome, record.error_type = "upstream_error", "error_event"
+
+
+def _gate_filter(gate: AnswerGate | None, extractor: Callable[[], AnswerStreamExtractor]) -> Callable[[str], str] | None:
+    """The gate's `feed`, telling it first (once) when the reply is not ragtap's JSON and cannot be scored (its
+    optional `unscorable`: it then lets the text pass as it is)."""
+    if gate is None:
+        return None
+    unscorable: list[Callable[[str], None]] = [f] if (f := getattr(gate, "unscorable", None)) is not None else []
+
+    def feed(text: str) -> str:
+        if unscorable and (reason := extractor().raw_reason) is not None:
+            unscorable.pop()(reason)
+        return gate.feed(text)
+
+    return feed
 
 
 class _ResponsesRelay:
@@ -148,7 +163,7 @@ async def relay_responses_injected(exchange: Exchange, upstream: aiohttp.ClientR
     record = exchange.record
     out = await open_stream(exchange.request, upstream)
     gate = open_gate(exchange)
-    splitter = ResponsesStreamSplitter(echo, exchange.state.config.replies.max_kept_chars, gate.feed if gate is not None else None)
+    splitter = ResponsesStreamSplitter(echo, exchange.state.config.replies.max_kept_chars, _gate_filter(gate, lambda: splitter.extractor))
     # One read can hold hundreds of events: the first answer text goes out at once (the app's time to first token).
     if not await pump_events(out, upstream, record, _ResponsesRelay(out, record, splitter, gate), flush_first_token=True):
         return out, INCOMPLETE

@@ -17,8 +17,9 @@
     `message_delta`, `message_stop`).  Held text must be released (or replaced) there: nothing else sends it.
     Optional parts of a gate, used when present: `answer_complete()` (the relay tells it the answer string has
     closed, before the rest of the stream), `on_ready` (the relay sets it to a function that sends text at once,
-    so a gate can let held text out between two pieces), and `comment` (read after `release`: one SSE comment
-    line, which SDKs ignore, written before the closing events).
+    so a gate can let held text out between two pieces), `unscorable(reason)` (the reply is not ragtap's JSON:
+    told before its first text), and `comment` (read after `release`: one SSE comment line, which SDKs ignore,
+    written after the text).
 (c) Asking again: a route that can sets `exchange.ask_again` (`AskAgain`): the injected request sent once more
     with one more instruction, its reply split like the first (`SecondReply`); a whole-reply step may deliver it
     with `reply.adopt(second, text)` (then its id, usage and finish reason go with its text).
