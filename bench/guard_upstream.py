@@ -82,14 +82,15 @@ def response_events(injected: bool, invented: bool) -> tuple[bytes, ...]:
 
     ids = {"item_id": "msg_bench", "output_index": 0, "content_index": 0}
     add("response.created", response=_response(None, "in_progress"))
-    add("response.output_item.added", output_index=0, item={"id": "msg_bench", "type": "message", "status": "in_progress", "role": "assistant", "content": []})
+    item = {"id": "msg_bench", "type": "message", "role": "assistant"}
+    add("response.output_item.added", output_index=0, item={**item, "status": "in_progress", "content": []})
     add("response.content_part.added", **ids, part={"type": "output_text", "annotations": [], "logprobs": [], "text": ""})
     for piece in _pieces(text):
         add("response.output_text.delta", **ids, delta=piece, logprobs=[])
     add("response.output_text.done", **ids, text=text, logprobs=[])
     part = {"type": "output_text", "annotations": [], "logprobs": [], "text": text}
     add("response.content_part.done", **ids, part=part)
-    add("response.output_item.done", output_index=0, item={"id": "msg_bench", "type": "message", "status": "completed", "role": "assistant", "content": [part]})
+    add("response.output_item.done", output_index=0, item={**item, "status": "completed", "content": [part]})
     add("response.completed", response=_response(text, "completed"))
     return tuple(events)
 

@@ -134,3 +134,17 @@ async def test_an_overloaded_lane_releases_answers_unchanged_and_counts_them(sta
         assert [(await guard_record(proxy, n)).outcome for n in (1, 2)] == ["timeout", "overload"]
     finally:
         slow.gate.set()
+
+
+async def test_an_app_that_goes_away_mid_stream_stops_the_guard_and_is_recorded(start_proxy) -> None:
+    proxy = await start_proxy(script(WITH_INVENTION), flags={"guard": {"block_message": BLOCK}})
+    proxy.upstream.cutter = lambda stream: [i + 2 for i in range(len(stream)) if stream.startswith(b"\n\n", i)]
+    proxy.upstream.write_delay_s = 0.02  # the model still writes when the app hangs up
+    async with aiohttp.ClientSession() as session:
+        async with session.post(f"{proxy.url}/v1/chat/completions", headers={"x-ragtap-guard": "strip"},
+                                json={"model": MODEL, "messages": MESSAGES, "stream": True, **EXTRA}) as response:
+            async for line in response.content:
+                if b'"content":"No' in line:  # the first sentence, checked: the app leaves now
+                    break
+    record = await proxy.collector.exchange()
+    assert record.outcome == "incomplete" and record.guard is not None and record.guard.outcome == "incomplete"

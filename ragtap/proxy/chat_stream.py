@@ -24,7 +24,8 @@ from aiohttp import web
 
 from ragtap.exchange import ExchangeRecord, note_usage
 from ragtap.proxy.exchange_path import (
-    INCOMPLETE, AnswerGate, Exchange, KeptText, StreamOutcome, broken_off, copy_events, open_gate, open_stream, parse_object, pump_events,
+    INCOMPLETE, AnswerGate, Exchange, KeptText, StreamOutcome, abandon_gate, broken_off, copy_events, open_gate, open_stream, parse_object,
+    pump_events,
 )
 from ragtap.proxy.sse import DONE_EVENT, encode_event
 from ragtap.split.stream import AnswerStreamExtractor, REPLY_TOO_LARGE, StreamResult
@@ -197,6 +198,7 @@ async def relay_injected(exchange: Exchange, upstream: aiohttp.ClientResponse, *
     if hasattr(gate, "on_ready"):
         gate.on_ready = relay.send_text  # type: ignore[union-attr]
     if not await pump_events(out, upstream, record, relay):
+        abandon_gate(gate)
         return out, INCOMPLETE
     return out, broken_off(record, relay.outcome())
 

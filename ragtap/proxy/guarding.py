@@ -167,6 +167,10 @@ class _StreamGate:
     def unscorable(self, reason: str) -> None:
         self.gate.unscorable(reason)
 
+    def abandon(self) -> None:
+        self.gate.abandon()
+        self.exchange.record.guard = self.gate.record()  # outcome "incomplete"
+
     async def release(self, result: StreamResult) -> str:
         text = await self.gate.release(result)
         record = self.gate.record()

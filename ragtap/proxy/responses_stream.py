@@ -20,7 +20,8 @@ from aiohttp import web
 
 from ragtap.exchange import ExchangeRecord, note_usage
 from ragtap.proxy.exchange_path import (
-    INCOMPLETE, AnswerGate, Exchange, KeptText, StreamOutcome, broken_off, copy_events, open_gate, open_stream, parse_object, pump_events,
+    INCOMPLETE, AnswerGate, Exchange, KeptText, StreamOutcome, abandon_gate, broken_off, copy_events, open_gate, open_stream, parse_object,
+    pump_events,
 )
 from ragtap.proxy.sse import encode_event
 from ragtap.split.responses import ClientEcho, was_truncated
@@ -166,6 +167,7 @@ async def relay_responses_injected(exchange: Exchange, upstream: aiohttp.ClientR
     splitter = ResponsesStreamSplitter(echo, exchange.state.config.replies.max_kept_chars, _gate_filter(gate, lambda: splitter.extractor))
     # One read can hold hundreds of events: the first answer text goes out at once (the app's time to first token).
     if not await pump_events(out, upstream, record, _ResponsesRelay(out, record, splitter, gate), flush_first_token=True):
+        abandon_gate(gate)
         return out, INCOMPLETE
     result = splitter.outcome()
     outcome = broken_off(record, StreamOutcome(result.answer, result.supporting, result.unscored_reason))

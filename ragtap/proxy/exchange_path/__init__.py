@@ -24,7 +24,7 @@ from ragtap.proxy.errors import RequestTooDeep
 from ragtap.proxy.exchange_path.read import Exchange, dumps, parse_object, read_exchange, request_bytes
 from ragtap.proxy.exchange_path.respond import TooLarge, read_bounded, relay_too_large, respond
 from ragtap.proxy.exchange_path.seams import (
-    AnswerGate, AskAgain, ExchangeSteps, GateFactory, SecondReply, WholeReply, WholeReplyStep, open_gate,
+    AnswerGate, AskAgain, ExchangeSteps, GateFactory, SecondReply, WholeReply, WholeReplyStep, abandon_gate, open_gate,
 )
 from ragtap.proxy.exchange_path.send import forward_json, forward_raw, retry_without_json_mode, send_json
 from ragtap.proxy.exchange_path.streams import (
@@ -34,7 +34,7 @@ from ragtap.proxy.exchange_path.streams import (
 __all__ = [
     "INCOMPLETE", "KEEPALIVE", "UPSTREAM_BROKE", "AnswerGate", "AskAgain", "EventRelay", "Exchange", "ExchangeSteps", "GateFactory",
     "KeptText", "RequestTooDeep", "SecondReply", "StreamOutcome", "TooLarge", "WholeReply", "WholeReplyStep", "add_debug_headers",
-    "after_response", "assess_now", "broken_off", "claim_offsets", "copy_events", "dumps", "forward_json", "forward_raw", "interaction_for", "open_gate", "open_stream", "parse_object",
+    "abandon_gate", "after_response", "assess_now", "broken_off", "claim_offsets", "copy_events", "dumps", "forward_json", "forward_raw", "interaction_for", "open_gate", "open_stream", "parse_object",
     "pump_events", "read_bounded", "read_exchange", "relay_too_large", "request_bytes", "respond", "retry_without_json_mode",
     "score_later", "send_again", "send_json", "settle_whole_reply",
 ]
