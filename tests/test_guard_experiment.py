@@ -43,5 +43,10 @@ def test_the_guard_experiment_counts_false_alarms_and_catches(tmp_path: Path, em
         assert d["hallucinated_altered"] == {"strip": 1.0, "block": 1.0, "retry": 1.0, "stream_strip": 1.0, "stream_block": 1.0,
                                              "annotate": 0.0}, name
     assert "| delucionqa_dev | 1 | faithful (false alarms) | 0.0% |" in (out / "report.md").read_text()
+    # Only contradictions as the trigger: the invented sentence (not found, not contradicted) is left alone.
+    assert cli.main(["experiment", "guard", "--data", str(tmp_path), "--datasets", "wikieval", "--verdicts", "contradicted",
+                     "--out", str(out), "--quiet"]) == 0
+    only = json.loads((out / "report.json").read_text())
+    assert only["verdicts"] == ["contradicted"] and set(only["datasets"]["wikieval"]["hallucinated_altered"].values()) == {0.0}
     assert cli.main(["experiment", "guard", "--data", str(tmp_path), "--datasets", "nope"]) == 2
     assert "--datasets: expected names among" in capsys.readouterr().err

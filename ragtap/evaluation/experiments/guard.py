@@ -101,6 +101,8 @@ def add_guard_parser(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--datasets", default=",".join(DATASETS), help=f"comma-separated subset of {', '.join(DATASETS)}")
     p.add_argument("--out", help="write DIR/report.md and DIR/report.json")
     p.add_argument("--config", help="config.toml ([guard] verdicts, [thresholds], [claims], [scoring] embedder)")
+    p.add_argument("--verdicts", help="the triggers to measure, comma-separated (default: the config's [guard] verdicts), "
+                   "e.g. contradicted to act on contradictions only")
     p.add_argument("--limit", type=int, help="first N answers of each dataset (a quick look)")
     p.add_argument("--quiet", action="store_true")
 
@@ -111,6 +113,9 @@ def run_guard(args: argparse.Namespace) -> int:
     from ragtap.wiring import build_embedder, build_policy
 
     config = load_config(args.config)
+    if args.verdicts:
+        verdicts = [v.strip() for v in args.verdicts.split(",") if v.strip()]
+        config = load_config(args.config, flags={"guard": {"verdicts": verdicts}})
     names = [n.strip() for n in args.datasets.split(",") if n.strip()]
     unknown = [n for n in names if n not in DATASETS]
     if unknown or not names:
