@@ -20,7 +20,7 @@ import orjson
 from aiohttp import web
 
 import upstream as chat_upstream
-from responses_upstream import MODEL, _response
+from responses_upstream import MODEL, _response, events_of
 from upstream import CREATED, NOT_FOUND
 
 FAITHFUL = ("Customers may request a refund within 30 days of delivery for any order that arrived damaged or defective. "
@@ -73,26 +73,7 @@ def response_object(injected: bool, invented: bool) -> bytes:
 
 @lru_cache(maxsize=16)
 def response_events(injected: bool, invented: bool) -> tuple[bytes, ...]:
-    text = _text(injected, invented)
-    events: list[bytes] = []
-
-    def add(kind: str, **fields: object) -> None:
-        payload = orjson.dumps({"type": kind, "sequence_number": len(events), **fields})
-        events.append(b"event: " + kind.encode() + b"\ndata: " + payload + b"\n\n")
-
-    ids = {"item_id": "msg_bench", "output_index": 0, "content_index": 0}
-    add("response.created", response=_response(None, "in_progress"))
-    item = {"id": "msg_bench", "type": "message", "role": "assistant"}
-    add("response.output_item.added", output_index=0, item={**item, "status": "in_progress", "content": []})
-    add("response.content_part.added", **ids, part={"type": "output_text", "annotations": [], "logprobs": [], "text": ""})
-    for piece in _pieces(text):
-        add("response.output_text.delta", **ids, delta=piece, logprobs=[])
-    add("response.output_text.done", **ids, text=text, logprobs=[])
-    part = {"type": "output_text", "annotations": [], "logprobs": [], "text": text}
-    add("response.content_part.done", **ids, part=part)
-    add("response.output_item.done", output_index=0, item={**item, "status": "completed", "content": [part]})
-    add("response.completed", response=_response(text, "completed"))
-    return tuple(events)
+    return events_of(tuple(_pieces(_text(injected, invented))))
 
 
 async def handle(request: web.BaseRequest) -> web.StreamResponse:

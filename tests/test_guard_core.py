@@ -353,8 +353,9 @@ async def test_lane_checks_sentences_against_the_documents(embedder) -> None:  #
         lane.close()
 
 
-class _GatedEmbedder:
-    """The real embedder behind a gate the test opens (no sleeps: the lane's thread waits on the event)."""
+class GatedEmbedder:
+    """The real embedder behind a gate the test opens (at most 10 s): a scorer slower than any deadline, with no
+    sleep (the lane's thread waits on the event)."""
 
     def __init__(self, inner) -> None:  # type: ignore[no-untyped-def]
         self.inner, self.name, self.dim = inner, inner.name, inner.dim
@@ -371,7 +372,7 @@ async def test_lane_timeout_and_overload_are_outcomes(embedder) -> None:  # type
     from ragtap.types import Document, Interaction
     from ragtap.wiring import build_policy
 
-    gated = _GatedEmbedder(embedder)
+    gated = GatedEmbedder(embedder)
     lane = GuardLane(gated, build_policy(Config()), max_in_flight=1)
     try:
         from conftest import ANSWER as GROUNDED_ANSWER, DOCUMENTS as GROUNDED_DOCUMENTS, QUESTION, SUPPORTING

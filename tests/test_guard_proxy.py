@@ -17,6 +17,8 @@ from ragtap.cost import instruction_tokens
 from ragtap.prompts import prompt_text
 from ragtap.testing.upstream import ScriptedReply
 
+from test_guard_core import GatedEmbedder as SlowEmbedder
+
 MODEL = "gpt-4o-mini"
 DOC = ("The Nitro hypervisor is a lightweight hypervisor that manages memory and CPU allocation for EC2 instances. "
        "All the public facing APIs for interacting with EC2 instances that run using the Nitro hypervisor will remain the same.")
@@ -195,18 +197,6 @@ async def test_a_stream_annotation_is_a_final_sse_comment(start_proxy) -> None:
     start = WITH_INVENTION.index(INVENTED)
     assert fields == {"guard": "annotate", "outcome": "annotated", "verdict": "unsupported_answer",
                       "unsupported_claims": [[start, start + len(INVENTED)]], "contradicted_claims": []}
-
-
-class SlowEmbedder:
-    """The real embedder behind a gate that opens only when the test ends (or after 10 s)."""
-
-    def __init__(self, inner) -> None:  # type: ignore[no-untyped-def]
-        self.inner, self.name, self.dim = inner, inner.name, inner.dim
-        self.gate = threading.Event()
-
-    def embed(self, texts):  # type: ignore[no-untyped-def]
-        self.gate.wait(10)
-        return self.inner.embed(texts)
 
 
 class BrokenEmbedder:
