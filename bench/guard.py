@@ -2,7 +2,7 @@
 
     .venv/bin/python bench/guard.py                  # 3 repeats x 100 requests per block, ~6 min
     .venv/bin/python bench/guard.py --quick          # 2 repeats x 40 requests
-    .venv/bin/python bench/guard.py --token-ms 20    # the upstream writes one word every 20 ms (a model writing)
+    .venv/bin/python bench/guard.py --token-ms 20 --streams-only --repeats 1 --count 20   # a model writing: 20 ms a word
 
 Layout (2 cores, as bench/run.py): the scripted upstream (bench/guard_upstream.py: three sentences from the
 documents, or the same with one invented sentence) and this client on core 0, `ragtap serve` (default config:
@@ -89,14 +89,19 @@ def main() -> int:
     parser.add_argument("--quick", action="store_true")
     parser.add_argument("--token-ms", type=int, default=0, help="the upstream's pause between stream events (default 0)")
     parser.add_argument("--apis", default="chat,responses")
+    parser.add_argument("--streams-only", action="store_true", help="only the streamed cases (with --token-ms: the non-streamed ones wait as long)")
+    parser.add_argument("--repeats", type=int, help="override the repeats")
+    parser.add_argument("--count", type=int, help="override the requests per block")
     parser.add_argument("--out", type=Path, default=None, help="write the JSON summary here")
     args = parser.parse_args()
     repeats, count = (2, 40) if args.quick else (3, 100)
+    repeats, count = args.repeats or repeats, args.count or count
     os.sched_setaffinity(0, {LOAD_CPU})
     workdir = Path(tempfile.mkdtemp(prefix="ragtap-bench-guard-"))
     port = free_port()
     upstream = Service("guard-upstream", [sys.executable, str(BENCH / "guard_upstream.py"), "--port", str(port)], port, "/v1/models", cpu=LOAD_CPU)
-    cases = [(api, stream, answer) for api in args.apis.split(",") for stream in (False, True) for answer in ("faithful", "invented")]
+    streams = (True,) if args.streams_only else (False, True)
+    cases = [(api, stream, answer) for api in args.apis.split(",") for stream in streams for answer in ("faithful", "invented")]
     rows: dict[str, list[dict[str, float]]] = {}
     load_start = os.getloadavg()[0]
     ragtap = None
