@@ -39,9 +39,8 @@ BLOCK_MESSAGE = "I can't give a reliable answer to this from the documents I hav
 
 def body(api: str, stream: bool) -> bytes:
     prompt = bodies.rag_prompt(bodies.NUMBERED_QUESTION, bodies.DOCUMENTS)
-    if api == "chat":
-        return json.dumps({"model": bodies.MODEL, "messages": [{"role": "user", "content": prompt}], "temperature": 0.0, "stream": stream}).encode()
-    return json.dumps({"model": bodies.MODEL, "input": [{"role": "user", "content": prompt}], "temperature": 0.0, "stream": stream}).encode()
+    turns = [{"role": "user", "content": prompt}]
+    return json.dumps({"model": bodies.MODEL, "messages" if api == "chat" else "input": turns, "temperature": 0.0, "stream": stream}).encode()
 
 
 def percentile(values: list[float], q: float) -> float:
@@ -89,7 +88,8 @@ def main() -> int:
     parser.add_argument("--quick", action="store_true")
     parser.add_argument("--token-ms", type=int, default=0, help="the upstream's pause between stream events (default 0)")
     parser.add_argument("--apis", default="chat,responses")
-    parser.add_argument("--streams-only", action="store_true", help="only the streamed cases (with --token-ms: the non-streamed ones wait as long)")
+    parser.add_argument("--streams-only", action="store_true",
+                        help="only the streamed cases (with --token-ms: the non-streamed ones wait as long)")
     parser.add_argument("--repeats", type=int, help="override the repeats")
     parser.add_argument("--count", type=int, help="override the requests per block")
     parser.add_argument("--out", type=Path, default=None, help="write the JSON summary here")
@@ -99,7 +99,8 @@ def main() -> int:
     os.sched_setaffinity(0, {LOAD_CPU})
     workdir = Path(tempfile.mkdtemp(prefix="ragtap-bench-guard-"))
     port = free_port()
-    upstream = Service("guard-upstream", [sys.executable, str(BENCH / "guard_upstream.py"), "--port", str(port)], port, "/v1/models", cpu=LOAD_CPU)
+    command = [sys.executable, str(BENCH / "guard_upstream.py"), "--port", str(port)]
+    upstream = Service("guard-upstream", command, port, "/v1/models", cpu=LOAD_CPU)
     streams = (True,) if args.streams_only else (False, True)
     cases = [(api, stream, answer) for api in args.apis.split(",") for stream in streams for answer in ("faithful", "invented")]
     rows: dict[str, list[dict[str, float]]] = {}

@@ -2,8 +2,9 @@
 
 Two things are ragtap's and not the app's: the instruction it injects (input tokens: the instruction's text plus
 the chat format's per-message framing) and the supporting content the model writes because of it (output tokens,
-counted by the proxy with tiktoken); with the guard's retry (ragtap/guard/), the whole second request too.  `settle_overhead` turns them into an `Overhead` on the ExchangeRecord, which
-the exporters (Prometheus counters, span attributes) and the capture store read.  The JSON keys around answer and
+counted by the proxy with tiktoken); with the guard's retry (ragtap/guard/), the whole second request too.
+`settle_overhead` turns them into an `Overhead` on the ExchangeRecord, which the exporters (Prometheus counters,
+span attributes) and the capture store read.  The JSON keys around answer and
 support are not counted (a handful of tokens), so the figure is a slight lower bound.
 
 Prices are USD per million tokens, from `[cost]` (`CostSettings.prices`), with defaults for common OpenAI models

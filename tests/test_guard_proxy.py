@@ -134,10 +134,12 @@ async def test_retry_delivers_the_second_answer_when_it_passes(start_proxy, api:
     guard = await guard_record(proxy)
     assert (guard.outcome, guard.retry) == ("retried", "passed")
     record = await proxy.collector.exchange()
-    assert record.retry_input_tokens == 100 and record.retry_output_tokens is not None and record.retry_output_tokens > 0
+    # the second request's usage (the scripted upstream: 100 prompt tokens, one output token per word)
+    assert (record.retry_input_tokens, record.retry_output_tokens) == (100, len(reply_json(FAITHFUL).split()))
     # ragtap's overhead: the instruction (the Responses route does not count it yet) and the whole retry
     instruction = instruction_tokens(prompt_text("supporting_content"), MODEL) if api == "chat" else 0
     assert record.overhead is not None and record.overhead.input_tokens == instruction + 100
+    assert record.overhead.output_tokens == (record.supporting_tokens or 0) + record.retry_output_tokens
     if not stream:
         second = json.loads(proxy.upstream.sent[1])
         assert events[0].id == second["id"]  # the app gets the reply whose text it receives

@@ -96,7 +96,7 @@ def summarise(rows: Sequence[Labelled], assessments: Sequence[Assessment], setti
 
 
 def add_guard_parser(subparsers: argparse._SubParsersAction) -> None:
-    p = subparsers.add_parser("guard", help="the share of faithful answers each guard action would alter (and of hallucinated ones it would catch)")
+    p = subparsers.add_parser("guard", help="the share of faithful answers each guard action would alter, and of hallucinated ones it catches")
     p.add_argument("--data", help="dataset directory (default: $RAGTAP_DATA, else ../shared/data)")
     p.add_argument("--datasets", default=",".join(DATASETS), help=f"comma-separated subset of {', '.join(DATASETS)}")
     p.add_argument("--out", help="write DIR/report.md and DIR/report.json")

@@ -33,8 +33,9 @@ from ragtap.proxy.exchange_path.streams import (
 
 __all__ = [
     "INCOMPLETE", "KEEPALIVE", "UPSTREAM_BROKE", "AnswerGate", "AskAgain", "EventRelay", "Exchange", "ExchangeSteps", "GateFactory",
-    "KeptText", "RequestTooDeep", "SecondReply", "StreamOutcome", "TooLarge", "WholeReply", "WholeReplyStep", "add_debug_headers",
-    "abandon_gate", "after_response", "assess_now", "broken_off", "claim_offsets", "copy_events", "dumps", "forward_json", "forward_raw", "interaction_for", "open_gate", "open_stream", "parse_object",
-    "pump_events", "read_bounded", "read_exchange", "relay_too_large", "request_bytes", "respond", "retry_without_json_mode",
-    "score_later", "send_again", "send_json", "settle_whole_reply",
+    "KeptText", "RequestTooDeep", "SecondReply", "StreamOutcome", "TooLarge", "WholeReply", "WholeReplyStep", "abandon_gate",
+    "add_debug_headers", "after_response", "assess_now", "broken_off", "claim_offsets", "copy_events", "dumps", "forward_json",
+    "forward_raw", "interaction_for", "open_gate", "open_stream", "parse_object", "pump_events", "read_bounded", "read_exchange",
+    "relay_too_large", "request_bytes", "respond", "retry_without_json_mode", "score_later", "send_again", "send_json",
+    "settle_whole_reply",
 ]

@@ -18,8 +18,8 @@
     Optional parts of a gate, used when present: `answer_complete()` (the relay tells it the answer string has
     closed, before the rest of the stream), `on_ready` (the relay sets it to a function that sends text at once,
     so a gate can let held text out between two pieces), `unscorable(reason)` (the reply is not ragtap's JSON:
-    told before its first text), `abandon()` (the app went away: `release` will not come), and `comment` (read after `release`: one SSE comment line, which SDKs ignore,
-    written after the text).
+    told before its first text), `abandon()` (the app went away: `release` will not come), and `comment` (read
+    after `release`: one SSE comment line, which SDKs ignore, written after the text).
 (c) Asking again: a route that can sets `exchange.ask_again` (`AskAgain`): the injected request sent once more
     with one more instruction, its reply split like the first (`SecondReply`); a whole-reply step may deliver it
     with `reply.adopt(second, text)` (then its id, usage and finish reason go with its text).
@@ -108,7 +108,9 @@ class AnswerGate(Protocol):
 # Builds the gate of one streamed exchange (None: this exchange needs none).
 GateFactory = Callable[["Exchange"], AnswerGate | None]
 
-__all__ = ["AnswerGate", "AskAgain", "abandon_gate", "ExchangeSteps", "GateFactory", "SecondReply", "WholeReply", "WholeReplyStep", "open_gate"]
+__all__ = [
+    "AnswerGate", "AskAgain", "ExchangeSteps", "GateFactory", "SecondReply", "WholeReply", "WholeReplyStep", "abandon_gate", "open_gate",
+]
 
 
 class _Chain:
