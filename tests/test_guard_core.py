@@ -344,7 +344,7 @@ async def test_lane_checks_sentences_against_the_documents(embedder) -> None:  #
 
     lane = GuardLane(embedder, build_policy(Config()))
     try:
-        evidence = lane.evidence([Document(DOCUMENTS[0])])
+        evidence = lane.evidence([Document(DOCUMENTS[0])], "How are the wheel nuts tightened?")
         claims = split_claims("Tighten the wheel nuts to 120 Nm in a star pattern. The car was designed by Alice Zhang in Paris.")
         checked = await lane.check(evidence, claims, 5.0)
         assert checked.failure is None and checked.value is not None

@@ -267,3 +267,19 @@ async def test_a_stream_sends_each_sentence_once_checked_while_the_model_still_w
     assert first_text == KEPT_1 and finished_then == [False]  # the first sentence, checked, long before the end
     complete_at = next(finished for text, finished in upstream_done_at if text == FAITHFUL)
     assert complete_at == [False]  # the whole answer before the model finished its supporting content
+
+
+CONTRADICTED = "The Nitro hypervisor does not manage memory allocation for EC2 instances."  # the document says it does
+
+
+@pytest.mark.parametrize(("api", "stream"), API_STREAM, ids=IDS)
+async def test_contradicted_alone_as_the_trigger_strips_only_the_contradiction(start_proxy, api: str, stream: bool) -> None:
+    answer = f"{KEPT_1} {INVENTED} {CONTRADICTED}"
+    proxy = await start_proxy(script(answer), flags={"guard": {"block_message": BLOCK, "verdicts": ["contradicted"]}})
+    text, headers, _ = await ask(proxy, api, stream, "strip")
+    assert text == f"{KEPT_1} {INVENTED}"  # the invented sentence is not found, not contradicted: left
+    guard = await guard_record(proxy)
+    assert (guard.outcome, guard.trigger, guard.removed_claims) == ("stripped", "contradicted", 1)
+    if not stream:
+        start = answer.index(CONTRADICTED)
+        assert json.loads(headers["x-ragtap-contradicted-claims"]) == [[start, start + len(CONTRADICTED)]]

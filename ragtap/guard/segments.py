@@ -21,6 +21,7 @@ Joining the segments of a text with nothing removed gives the text back unchange
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from dataclasses import dataclass
 
@@ -81,7 +82,8 @@ class SegmentCutter:
             complete = final or index + 1 < len(claims) or any(c in pending[claim.end :] for c in "\n\r")
             if not complete:
                 if claim.end - cursor > self.max_claim_chars:  # no end in sight: cut it here
-                    out.append(self._segment(pending, cursor, Claim(pending[claim.start :], claim.start, len(pending))))
+                    cut = dataclasses.replace(claim, text=pending[claim.start :], end=len(pending), checked="")
+                    out.append(self._segment(pending, cursor, cut))
                     cursor = len(pending)
                 break
             out.append(self._segment(pending, cursor, claim))
@@ -96,9 +98,8 @@ class SegmentCutter:
 
     def _segment(self, pending: str, cursor: int, claim: Claim) -> Segment:
         base = self._base
-        segment = Segment(pending[cursor : claim.end], base + cursor, Claim(claim.text, base + claim.start, base + claim.end),
-                          self._line_start if cursor == 0 else pending[cursor - 1] in "\n\r")
-        return segment
+        where = dataclasses.replace(claim, start=base + claim.start, end=base + claim.end)  # (its framing and checked text kept)
+        return Segment(pending[cursor : claim.end], base + cursor, where, self._line_start if cursor == 0 else pending[cursor - 1] in "\n\r")
 
     def _advance_base(self, pending: str, cursor: int) -> None:
         self._line_start = pending[cursor - 1] in "\n\r"

@@ -23,7 +23,7 @@ import numpy as np
 
 from ragtap.guard.decision import OVERLOAD, SCORER_ERROR, TIMEOUT
 from ragtap.guard.checks import Checked
-from ragtap.pipeline.batch import ScoringPolicy, assess_batch
+from ragtap.pipeline.batch import ScoringPolicy, assess_batch, without_refusals
 from ragtap.pipeline.limits import bound
 from ragtap.scoring.claims import Claim, Evidence, judge_claim
 from ragtap.scoring.passages import split_passages
@@ -60,7 +60,7 @@ class GuardLane:
         return await self._run(lambda: assess_batch([item], self.embedder, self.policy)[0], timeout_s)
 
     # ---------------------------------------------------------------------------------------------- streams
-    def evidence(self, documents: Sequence[Document]) -> DocumentEvidence:
+    def evidence(self, documents: Sequence[Document], question: str) -> DocumentEvidence:
         """Start embedding the documents' passages now; `check` waits for them."""
         limits = self.policy.limits
         texts = [d.text[: limits.max_document_chars] for d in documents[: limits.max_documents]]
@@ -69,12 +69,14 @@ class GuardLane:
             passages = [p for i, text in enumerate(texts) for p in split_passages(text, i, self.policy.passage_words)]
             passages = passages[: limits.max_passages]
             vectors = self.embedder.embed([p.text for p in passages]) if passages else np.zeros((0, 1), dtype=np.float32)
-            return Evidence.of(passages, vectors)
+            used = texts[: passages[-1].document + 1 if passages else 0]
+            return Evidence.of(passages, vectors, used, question[: limits.max_text_chars])
 
         return DocumentEvidence(self._submit(build))
 
     async def check(self, evidence: DocumentEvidence, claims: Sequence[Claim], timeout_s: float) -> Checked[list[ClaimSupport]]:
-        """Each claim judged against the documents alone (a streamed answer comes before its supporting content)."""
+        """Each claim judged against the documents alone (a streamed answer comes before its supporting content),
+        by the scoring core's rule; a sentence that declines or only frames the answer is not judged, as in scoring."""
         if evidence.future is None:
             return Checked(None, OVERLOAD)
         started = time.perf_counter()
@@ -86,11 +88,14 @@ class GuardLane:
             return self._failed(error, started)
         if not documents.passages:
             return Checked([], None, time.perf_counter() - started)
-        thresholds = self.policy.claims
+        policy = self.policy
+        claims = without_refusals(list(claims), policy.refusal)
 
         def judge() -> list[ClaimSupport]:
-            vectors = self.embedder.embed([c.text for c in claims])
-            return [judge_claim(c, vectors[i], documents, thresholds) for i, c in enumerate(claims)]
+            judged = [c for c in claims if c.not_judged is None]
+            vectors = self.embedder.embed([c.checked_text for c in judged]) if judged else np.zeros((0, 1), dtype=np.float32)
+            rows = {id(c): i for i, c in enumerate(judged)}
+            return [judge_claim(c, vectors[rows[id(c)]] if id(c) in rows else None, documents, policy.claims) for c in claims]
 
         left = max(0.0, timeout_s - (time.perf_counter() - started))
         result = await self._run(judge, left)

@@ -128,7 +128,7 @@ class Guarding:
         if wanted.action == "annotate":
             return _AnnotateGate(self, exchange)
         assert exchange.context is not None
-        evidence = self.lane.evidence(exchange.context.documents)  # embedded while the model writes
+        evidence = self.lane.evidence(exchange.context.documents, exchange.context.question)  # embedded while the model writes
 
         async def check(claims):  # type: ignore[no-untyped-def]
             return await self.lane.check(evidence, claims, self.deadline_s)
