@@ -148,3 +148,16 @@ async def test_an_app_that_goes_away_mid_stream_stops_the_guard_and_is_recorded(
                     break
     record = await proxy.collector.exchange()
     assert record.outcome == "incomplete" and record.guard is not None and record.guard.outcome == "incomplete"
+
+
+async def test_the_debug_headers_show_the_guards_assessment_scored_once(start_proxy) -> None:
+    proxy = await start_proxy(script(WITH_INVENTION), flags={"guard": {"block_message": BLOCK}})
+    raw = await proxy.client.chat.completions.with_raw_response.create(
+        model=MODEL, messages=MESSAGES, extra_body=EXTRA, extra_headers={"x-ragtap-guard": "strip", "x-ragtap-debug": "1"})
+    assert raw.parse().choices[0].message.content == FAITHFUL
+    assert raw.headers["x-ragtap-verdict"] == "unsupported_answer" and json.loads(raw.headers["x-ragtap-scores"])["qa"] > 0
+    _, assessment = await proxy.collector.assessment()
+    assert json.loads(raw.headers["x-ragtap-unsupported-claims"]) == [[c.start, c.end] for c in assessment.unsupported_claims]
+    # Exported by `after_response` right after `exchange_finished`, in place of a hand-off to the scoring queue (which
+    # would have reported its depth in that same call): scored once, by the guard's lane.
+    assert len(proxy.collector.scored) == 1 and proxy.collector.depths == []
