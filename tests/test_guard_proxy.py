@@ -50,7 +50,9 @@ def script(first: str, second: str = FAITHFUL, piece_chars: int = 4):  # type: i
 
 EXTRA = {"ragtap": {"question": QUESTION, "documents": [DOC]}}
 MESSAGES = [{"role": "user", "content": QUESTION}]
-FLAGS = {"guard": {"block_message": BLOCK}}
+# A deadline no check misses on a loaded test machine (the tests of the deadline set their own): the guard acts.
+ACTING = {"block_message": BLOCK, "deadline_ms": 10_000}
+FLAGS = {"guard": ACTING}
 
 
 async def ask(proxy, api: str, stream: bool, guard: str | None = None, extra: dict[str, Any] | None = None) -> tuple[str, dict[str, str], list[Any]]:  # type: ignore[no-untyped-def]
@@ -234,11 +236,11 @@ async def test_a_failing_scorer_releases_the_answer_unchanged(start_proxy, api: 
 
 
 async def test_the_guard_is_off_by_default_and_configurable(start_proxy) -> None:
-    proxy = await start_proxy(script(WITH_INVENTION), flags={"guard": {"action": "strip"}})
+    proxy = await start_proxy(script(WITH_INVENTION), flags={"guard": {**ACTING, "action": "strip"}})
     assert (await ask(proxy, "chat", False))[0] == FAITHFUL  # [guard] action
     assert (await ask(proxy, "chat", False, "off"))[0] == WITH_INVENTION  # the request turns it off
     assert "x-ragtap-guard" not in {k.lower() for k in proxy.upstream.requests[-1].headers}  # not forwarded
-    off = await start_proxy(script(WITH_INVENTION))
+    off = await start_proxy(script(WITH_INVENTION))  # (no [guard] at all: the defaults)
     text, headers, _ = await ask(off, "chat", False)
     assert text == WITH_INVENTION and "x-ragtap-guard" not in headers
     assert (await off.collector.exchange()).guard is None
@@ -275,7 +277,7 @@ CONTRADICTED = "The Nitro hypervisor does not manage memory allocation for EC2 i
 @pytest.mark.parametrize(("api", "stream"), API_STREAM, ids=IDS)
 async def test_contradicted_alone_as_the_trigger_strips_only_the_contradiction(start_proxy, api: str, stream: bool) -> None:
     answer = f"{KEPT_1} {INVENTED} {CONTRADICTED}"
-    proxy = await start_proxy(script(answer), flags={"guard": {"block_message": BLOCK, "verdicts": ["contradicted"]}})
+    proxy = await start_proxy(script(answer), flags={"guard": {**ACTING, "verdicts": ["contradicted"]}})
     text, headers, _ = await ask(proxy, api, stream, "strip")
     assert text == f"{KEPT_1} {INVENTED}"  # the invented sentence is not found, not contradicted: left
     guard = await guard_record(proxy)

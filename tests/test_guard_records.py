@@ -24,13 +24,15 @@ from ragtap.store.base import StoreQuery
 from ragtap.testing.upstream import ScriptedReply, ScriptedUpstream
 
 from conftest import ENV
-from test_guard_proxy import BLOCK, EXTRA, FAITHFUL, INVENTED, MESSAGES, MODEL, QUESTION, WITH_INVENTION, SlowEmbedder, ask, guard_record, script
+from test_guard_proxy import (
+    ACTING, BLOCK, EXTRA, FAITHFUL, INVENTED, MESSAGES, MODEL, QUESTION, WITH_INVENTION, SlowEmbedder, ask, guard_record, script,
+)
 
 
 async def test_the_metric_counts_action_and_outcome_on_metrics(embedder) -> None:
     async with ScriptedUpstream(script(WITH_INVENTION)) as upstream:
         config = load_config(environ=ENV, flags={"server": {"upstream": upstream.base_url, "port": 0, "shutdown_grace_s": 2.0},
-                                                 "guard": {"action": "strip"}})
+                                                 "guard": {**ACTING, "action": "strip"}})
         async with RagtapServer(config, embedder=embedder) as server:
             client = openai.AsyncOpenAI(base_url=server.base_url, api_key="sk-test", max_retries=0, timeout=15)
             for guard in ("strip", "strip", "block"):
@@ -76,7 +78,7 @@ def test_span_attributes_say_what_the_guard_did() -> None:
 
 @pytest.mark.parametrize("stream", [False, True], ids=["json", "stream"])
 async def test_the_store_keeps_both_answers_and_the_triage_detail_shows_them(start_proxy, tmp_path: Path, stream: bool) -> None:
-    proxy = await start_proxy(script(WITH_INVENTION), flags={"store": {"path": str(tmp_path / "c.sqlite3")}, "guard": {"block_message": BLOCK}})
+    proxy = await start_proxy(script(WITH_INVENTION), flags={"store": {"path": str(tmp_path / "c.sqlite3")}, "guard": ACTING})
     text, _, _ = await ask(proxy, "chat", stream, "strip")
     assert text == FAITHFUL
     await proxy.collector.assessment()
@@ -113,7 +115,7 @@ def test_a_store_written_before_the_guard_columns_opens_and_takes_rows(tmp_path:
 @pytest.mark.parametrize("api", ["chat", "responses"])
 async def test_an_unscorable_reply_is_released_unchanged_and_counted(start_proxy, api: str) -> None:
     plain = f"{KEPT} {INVENTED}"  # the model ignored the JSON instruction: not split, not scorable
-    proxy = await start_proxy(lambda body: ScriptedReply(plain), flags={"guard": {"block_message": BLOCK}})
+    proxy = await start_proxy(lambda body: ScriptedReply(plain), flags={"guard": ACTING})
     for n, stream in enumerate((False, True), 1):
         text, _, _ = await ask(proxy, api, stream, "block")
         assert text == plain
@@ -137,7 +139,7 @@ async def test_an_overloaded_lane_releases_answers_unchanged_and_counts_them(sta
 
 
 async def test_an_app_that_goes_away_mid_stream_stops_the_guard_and_is_recorded(start_proxy) -> None:
-    proxy = await start_proxy(script(WITH_INVENTION), flags={"guard": {"block_message": BLOCK}})
+    proxy = await start_proxy(script(WITH_INVENTION), flags={"guard": ACTING})
     proxy.upstream.cutter = lambda stream: [i + 2 for i in range(len(stream)) if stream.startswith(b"\n\n", i)]
     proxy.upstream.write_delay_s = 0.02  # the model still writes when the app hangs up
     async with aiohttp.ClientSession() as session:
@@ -151,7 +153,7 @@ async def test_an_app_that_goes_away_mid_stream_stops_the_guard_and_is_recorded(
 
 
 async def test_the_debug_headers_show_the_guards_assessment_scored_once(start_proxy) -> None:
-    proxy = await start_proxy(script(WITH_INVENTION), flags={"guard": {"block_message": BLOCK}})
+    proxy = await start_proxy(script(WITH_INVENTION), flags={"guard": ACTING})
     raw = await proxy.client.chat.completions.with_raw_response.create(
         model=MODEL, messages=MESSAGES, extra_body=EXTRA, extra_headers={"x-ragtap-guard": "strip", "x-ragtap-debug": "1"})
     assert raw.parse().choices[0].message.content == FAITHFUL

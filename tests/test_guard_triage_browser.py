@@ -8,7 +8,7 @@ import asyncio
 from pathlib import Path
 
 import pytest
-from test_guard_proxy import FAITHFUL, INVENTED, WITH_INVENTION, ask, script
+from test_guard_proxy import ACTING, FAITHFUL, INVENTED, WITH_INVENTION, ask, script
 from test_triage_browser import browser, rows, texts, until
 from test_triage_proxy import flags, stored
 
@@ -30,7 +30,7 @@ def detail(driver, url: str) -> None:  # type: ignore[no-untyped-def]
 
 
 async def test_the_detail_view_shows_the_models_answer_and_the_delivered_one(start_proxy, tmp_path: Path) -> None:
-    proxy = await start_proxy(script(WITH_INVENTION), flags=flags(tmp_path))
+    proxy = await start_proxy(script(WITH_INVENTION), flags={**flags(tmp_path), "guard": ACTING})
     assert (await ask(proxy, "chat", False, "strip"))[0] == FAITHFUL
     await stored(proxy, 1)
     url = proxy.server.triage_url
