@@ -7,8 +7,6 @@ every assertion on a changed answer fails on the previous code.)"""
 from __future__ import annotations
 
 import json
-import threading
-import time
 from typing import Any
 
 import pytest
@@ -216,10 +214,8 @@ async def test_a_scorer_slower_than_the_deadline_releases_the_answer_unchanged(s
     slow = SlowEmbedder(embedder)
     proxy = await start_proxy(script(WITH_INVENTION), flags={"guard": {"block_message": BLOCK, "deadline_ms": 50}}, embedder_override=slow)
     try:
-        started = time.perf_counter()
-        text, _, _ = await ask(proxy, api, stream, action)
+        text, _, _ = await ask(proxy, api, stream, action)  # (the client gives up after 15 s; the scorer takes 60)
         assert text == WITH_INVENTION
-        assert time.perf_counter() - started < 5  # bounded by the deadline, not by the 10 s scorer
         guard = await guard_record(proxy)
         assert guard.outcome == "timeout" and guard.delivered_answer is None
         assert len(proxy.upstream.requests) == 1

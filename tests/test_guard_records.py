@@ -8,7 +8,6 @@ from __future__ import annotations
 import asyncio
 import json
 import sqlite3
-import threading
 import time
 from pathlib import Path
 
@@ -25,7 +24,7 @@ from ragtap.testing.upstream import ScriptedReply, ScriptedUpstream
 
 from conftest import ENV
 from test_guard_proxy import (
-    ACTING, BLOCK, EXTRA, FAITHFUL, INVENTED, MESSAGES, MODEL, QUESTION, WITH_INVENTION, SlowEmbedder, ask, guard_record, script,
+    ACTING, BLOCK, EXTRA, FAITHFUL, INVENTED, KEPT_1, MESSAGES, MODEL, WITH_INVENTION, SlowEmbedder, ask, guard_record, script,
 )
 
 
@@ -114,15 +113,13 @@ def test_a_store_written_before_the_guard_columns_opens_and_takes_rows(tmp_path:
 
 @pytest.mark.parametrize("api", ["chat", "responses"])
 async def test_an_unscorable_reply_is_released_unchanged_and_counted(start_proxy, api: str) -> None:
-    plain = f"{KEPT} {INVENTED}"  # the model ignored the JSON instruction: not split, not scorable
+    plain = f"{KEPT_1} {INVENTED}"  # the model ignored the JSON instruction: not split, not scorable
     proxy = await start_proxy(lambda body: ScriptedReply(plain), flags={"guard": ACTING})
     for n, stream in enumerate((False, True), 1):
         text, _, _ = await ask(proxy, api, stream, "block")
         assert text == plain
         assert (await guard_record(proxy, n)).outcome == "unscorable"
 
-
-KEPT = "No, the public facing APIs for interacting with EC2 instances will remain the same."
 
 
 async def test_an_overloaded_lane_releases_answers_unchanged_and_counts_them(start_proxy, embedder) -> None:
