@@ -69,7 +69,7 @@ class GuardRecord:
 
     action: str
     outcome: str
-    trigger: str | None = None  # the verdict (or "contradicted") that tripped it
+    trigger: str | None = None  # what tripped it: the verdict or "contradicted" (a stream: the sentence's outcome)
     original_answer: str | None = None  # the answer as the model wrote it
     delivered_answer: str | None = None  # what the app received, when the guard changed it (None: unchanged)
     removed_claims: int = 0  # sentences / list items stripped

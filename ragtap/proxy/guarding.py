@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import json
 import logging
-import time
 from dataclasses import dataclass
 from typing import Any
 
@@ -68,7 +67,7 @@ class Guarding:
     def steps(self) -> ExchangeSteps:
         return ExchangeSteps(whole_reply=(self,), stream_gates=(self.open_gate,))
 
-    async def _assess(self, interaction: Interaction) -> Checked[Assessment]:
+    async def assess(self, interaction: Interaction) -> Checked[Assessment]:
         return await self.lane.assess(interaction, self.deadline_s)
 
     # ------------------------------------------------------------------------------------- seam (a): whole replies
@@ -80,7 +79,7 @@ class Guarding:
         first: list[Checked[Assessment]] = []
 
         async def assess(answer: str) -> Checked[Assessment]:
-            first.append(await self._assess(interaction))
+            first.append(await self.assess(interaction))
             return first[0]
 
         second_reply: list[Any] = []
@@ -93,9 +92,8 @@ class Guarding:
                 return None
             second_reply.append(second)
             again = interaction_for(exchange, second.split.answer, second.split.supporting, second.split.unscored_reason)
-            return SecondAnswer(second.split.answer, lambda: self._assess(again))
+            return SecondAnswer(second.split.answer, lambda: self.assess(again))
 
-        started = time.perf_counter()
         result = await guard_reply(wanted.action, reply.answer, assess, self.settings, retry if wanted.action == "retry" else None)
         if result.second:
             reply.adopt(second_reply[0], result.text)
@@ -106,7 +104,7 @@ class Guarding:
         if checked is not None and checked.value is not None:
             # Scored once: the debug headers show it, the exporters get it after the response (not scored again).
             exchange.assessed, exchange.assessment, exchange.pending = True, checked.value, None
-            exchange.scored = (interaction, checked.value, time.perf_counter() - started)
+            exchange.scored = (interaction, checked.value, checked.seconds)
         self._annotate(reply, wanted, result.record, checked.value if checked is not None else None)
 
     def _annotate(self, reply: WholeReply, wanted: GuardRequest, record: GuardRecord, assessment: Assessment | None) -> None:
@@ -194,21 +192,19 @@ class _AnnotateGate:
     async def release(self, result: StreamResult) -> str:
         exchange = self.exchange
         interaction = interaction_for(exchange, result.answer, result.supporting, result.unscored_reason)
-        started = time.perf_counter()
-        checked = await self.guarding._assess(interaction)
+        checked = await self.guarding.assess(interaction)
         assessment = checked.value
         if assessment is not None and assessment.verdict is Verdict.UNSCORED:
             outcome = UNSCORABLE
         else:
             outcome = checked.failure or ANNOTATED
-        waited = round((time.perf_counter() - started) * 1000.0, 3)
-        record = GuardRecord("annotate", outcome, original_answer=result.answer, waited_ms=waited)
+        record = GuardRecord("annotate", outcome, original_answer=result.answer, waited_ms=round(checked.seconds * 1000.0, 3))
         exchange.record.guard = record
         fields: dict[str, Any] = {"guard": "annotate", "outcome": outcome}
         if assessment is not None:
             fields.update(verdict=assessment.verdict.value, unsupported_claims=json.loads(claim_offsets(assessment.unsupported_claims)),
                           contradicted_claims=json.loads(claim_offsets(assessment.contradicted_claims)))
-            exchange.scored = (interaction, assessment, time.perf_counter() - started)
+            exchange.scored = (interaction, assessment, checked.seconds)
         self.comment = _comment(fields)
         return ""
 
