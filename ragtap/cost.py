@@ -31,7 +31,7 @@ class ModelPrice:
     output: float  # USD per 1M output tokens
 
 
-# Defaults: OpenAI list prices (USD per 1M tokens, standard tier) as published in 2025.
+# Defaults: OpenAI and Anthropic list prices (USD per 1M tokens, standard tier) as published in 2025.
 DEFAULT_PRICES: dict[str, ModelPrice] = {
     "gpt-5": ModelPrice(1.25, 10.00),
     "gpt-5-mini": ModelPrice(0.25, 2.00),
@@ -45,6 +45,16 @@ DEFAULT_PRICES: dict[str, ModelPrice] = {
     "o4-mini": ModelPrice(1.10, 4.40),
     "gpt-4-turbo": ModelPrice(10.00, 30.00),
     "gpt-3.5-turbo": ModelPrice(0.50, 1.50),
+    # Anthropic list prices (USD per 1M tokens, standard tier, no prompt caching) as published in 2025.  The Claude 4
+    # models are named in full ("claude-opus-4-20250514"), so that a later "claude-opus-4-N" matches no stale entry.
+    "claude-opus-4-5": ModelPrice(5.00, 25.00),
+    "claude-opus-4-1": ModelPrice(15.00, 75.00),
+    "claude-opus-4-20250514": ModelPrice(15.00, 75.00),
+    "claude-sonnet-4-5": ModelPrice(3.00, 15.00),
+    "claude-sonnet-4-20250514": ModelPrice(3.00, 15.00),
+    "claude-3-7-sonnet": ModelPrice(3.00, 15.00),
+    "claude-haiku-4-5": ModelPrice(1.00, 5.00),
+    "claude-3-5-haiku": ModelPrice(0.80, 4.00),
 }
 
 

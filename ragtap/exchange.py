@@ -89,6 +89,7 @@ class ExchangeRecord:
 
     route: str
     method: str = "POST"
+    provider: str | None = None  # gen_ai.provider.name when the route says it ("anthropic"); else the configured one
     request_model: str | None = None
     # Who asked, when the app says so (the OpenAI `user` field, `metadata`, or x-ragtap-* headers): for the
     # capture store and spans, never Prometheus labels (unbounded cardinality).
@@ -121,8 +122,10 @@ class ExchangeRecord:
     input_tokens: int | None = None
     output_tokens: int | None = None
     supporting_tokens: int | None = None  # tokens the model spent on the supporting content
-    # Usage details the upstream reported (OpenAI `*_tokens_details`): cached prompt tokens, reasoning tokens.
+    # Usage details the upstream reported (OpenAI `*_tokens_details`; Anthropic `cache_read_input_tokens`): cached
+    # prompt tokens, reasoning tokens; and (Anthropic) prompt tokens written to the cache.
     cached_input_tokens: int | None = None
+    cache_creation_input_tokens: int | None = None
     reasoning_tokens: int | None = None
     # The request's sampling settings and reply format (GenAI span attributes), the app's conversation/thread id.
     parameters: RequestParameters | None = None
@@ -312,3 +315,27 @@ def note_usage(record: ExchangeRecord, usage: Any) -> None:
     outputs = usage.get("output_tokens_details" if responses else "completion_tokens_details")
     record.cached_input_tokens = count(inputs.get("cached_tokens")) if isinstance(inputs, Mapping) else None
     record.reasoning_tokens = count(outputs.get("reasoning_tokens")) if isinstance(outputs, Mapping) else None
+
+
+def note_anthropic_usage(record: ExchangeRecord, usage: Any) -> None:
+    """Copy an Anthropic `usage` object onto the record.  Its `input_tokens` leaves out the prompt tokens read from
+    or written to the cache; the record's `input_tokens` is the whole prompt (as OpenAI counts it), with the cache
+    read in `cached_input_tokens` and the cache write in `cache_creation_input_tokens`.  A `message_delta`'s usage is
+    cumulative and may carry only `output_tokens`: only the counts present are written."""
+    if not isinstance(usage, Mapping):
+        return
+
+    def count(name: str) -> int | None:
+        value = usage.get(name)
+        return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else None
+
+    output = count("output_tokens")
+    if output is not None:
+        record.output_tokens = output
+    fresh, read, written = count("input_tokens"), count("cache_read_input_tokens"), count("cache_creation_input_tokens")
+    if read is not None:
+        record.cached_input_tokens = read
+    if written is not None:
+        record.cache_creation_input_tokens = written
+    if fresh is not None:
+        record.input_tokens = fresh + (record.cached_input_tokens or 0) + (record.cache_creation_input_tokens or 0)

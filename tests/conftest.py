@@ -182,6 +182,12 @@ class RecordingUpstream(ScriptedUpstream):
             self.sent.append(bytes(response.body))  # type: ignore[arg-type]
         return response
 
+    async def _messages(self, request: web.Request) -> web.StreamResponse:
+        response = await super()._messages(request)
+        if isinstance(response, web.Response):
+            self.sent.append(bytes(response.body))  # type: ignore[arg-type]
+        return response
+
     async def _write_sse(self, request: web.Request, stream: bytes, reply: ScriptedReply) -> web.StreamResponse:
         if self.transform is not None:
             stream = self.transform(stream)

@@ -66,6 +66,22 @@ async def ask(proxy, api: str, stream: bool, guard: str | None = None, extra: di
         raw = await proxy.client.chat.completions.with_raw_response.create(model=MODEL, messages=MESSAGES, extra_body=body, extra_headers=headers)
         completion = raw.parse()
         return completion.choices[0].message.content or "", dict(raw.headers), [completion]
+    if api == "messages":  # the official anthropic SDK
+        import anthropic
+
+        claude = anthropic.AsyncAnthropic(base_url=proxy.url, api_key="sk-ant-test", max_retries=0, timeout=60.0)
+        kwargs: dict[str, Any] = dict(model="claude-haiku-4-5-20251001", max_tokens=512, messages=MESSAGES, extra_body=body,
+                                      extra_headers=headers)
+        if stream:
+            async with claude.messages.stream(**kwargs) as events:
+                seen = [e async for e in events]
+                final = await events.get_final_message()
+            deltas = "".join(e.delta.text for e in seen if e.type == "content_block_delta" and e.delta.type == "text_delta")
+            assert deltas == final.content[0].text  # the closing events carry what the deltas delivered
+            return deltas, {}, seen
+        raw = await claude.messages.with_raw_response.create(**kwargs)
+        message = await raw.parse()
+        return message.content[0].text, dict(raw.headers), [message]
     if stream:
         async with proxy.client.responses.stream(model=MODEL, input=QUESTION, extra_body=body, extra_headers=headers) as events:
             seen = [e async for e in events]
@@ -78,8 +94,8 @@ async def ask(proxy, api: str, stream: bool, guard: str | None = None, extra: di
     return response.output_text, dict(raw.headers), [response]
 
 
-API_STREAM = [("chat", False), ("chat", True), ("responses", False), ("responses", True)]
-IDS = ["chat", "chat-stream", "responses", "responses-stream"]
+API_STREAM = [("chat", False), ("chat", True), ("responses", False), ("responses", True), ("messages", False), ("messages", True)]
+IDS = ["chat", "chat-stream", "responses", "responses-stream", "messages", "messages-stream"]
 
 
 async def guard_record(proxy, n: int = 1):  # type: ignore[no-untyped-def]
@@ -136,8 +152,9 @@ async def test_retry_delivers_the_second_answer_when_it_passes(start_proxy, api:
     record = await proxy.collector.exchange()
     # the second request's usage (the scripted upstream: 100 prompt tokens, one output token per word)
     assert (record.retry_input_tokens, record.retry_output_tokens) == (100, len(reply_json(FAITHFUL).split()))
-    # ragtap's overhead: the instruction (the Responses route does not count it yet) and the whole retry
-    instruction = instruction_tokens(prompt_text("supporting_content"), MODEL) if api == "chat" else 0
+    # ragtap's overhead: the instruction (where the route counts it: not Responses yet) and the whole retry
+    model = record.response_model or record.request_model
+    instruction = instruction_tokens(prompt_text("supporting_content"), model) if record.injected_instruction else 0
     assert record.overhead is not None and record.overhead.input_tokens == instruction + 100
     assert record.overhead.output_tokens == (record.supporting_tokens or 0) + record.retry_output_tokens
     if not stream:
@@ -242,7 +259,7 @@ async def test_the_guard_is_off_by_default_and_configurable(start_proxy) -> None
     assert (await off.collector.exchange()).guard is None
 
 
-@pytest.mark.parametrize("api", ["chat", "responses"])
+@pytest.mark.parametrize("api", ["chat", "responses", "messages"])
 async def test_a_stream_sends_each_sentence_once_checked_while_the_model_still_writes(start_proxy, api: str) -> None:
     proxy = await start_proxy(script(WITH_INVENTION), flags=FLAGS)
     # The upstream writes one event every 10 ms: the answer, then the supporting content (~30 more events).
@@ -252,10 +269,17 @@ async def test_a_stream_sends_each_sentence_once_checked_while_the_model_still_w
     if api == "chat":
         pieces = (c.choices[0].delta.content or "" async for c in await proxy.client.chat.completions.create(
             model=MODEL, messages=MESSAGES, stream=True, extra_body=EXTRA, extra_headers={"x-ragtap-guard": "strip"}) if c.choices)
-    else:
+    elif api == "responses":
         stream = await proxy.client.responses.create(model=MODEL, input=QUESTION, stream=True, extra_body=EXTRA,
                                                      extra_headers={"x-ragtap-guard": "strip"})
         pieces = (e.delta async for e in stream if e.type == "response.output_text.delta")
+    else:
+        import anthropic
+
+        claude = anthropic.AsyncAnthropic(base_url=proxy.url, api_key="sk-ant-test", max_retries=0, timeout=60.0)
+        stream = await claude.messages.create(model="claude-haiku-4-5-20251001", max_tokens=512, messages=MESSAGES, stream=True,
+                                              extra_body=EXTRA, extra_headers={"x-ragtap-guard": "strip"})
+        pieces = (e.delta.text async for e in stream if e.type == "content_block_delta" and e.delta.type == "text_delta")
     async for piece in pieces:
         if piece:  # (the role chunk carries "")
             received += piece

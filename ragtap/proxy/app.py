@@ -28,8 +28,9 @@ from ragtap.pipeline.queue import ScoringQueue
 from ragtap.pipeline.redis_handoff import RedisHandoff
 from ragtap.proxy.chat import handle_chat
 from ragtap.proxy.clients import BODY_TIMEOUT, ClientLimits, ConnectionWatchdog
-from ragtap.proxy.errors import openai_error
+from ragtap.proxy.errors import RAGTAP_ERROR_CODE, in_anthropic_shape, openai_error
 from ragtap.proxy.guarding import Guarding
+from ragtap.proxy.messages import handle_messages
 from ragtap.proxy.passthrough import handle_passthrough
 from ragtap.proxy.requestlog import request_log
 from ragtap.proxy.responses import handle_responses
@@ -50,15 +51,19 @@ PROMETHEUS: web.AppKey[PrometheusExporter | None] = web.AppKey("ragtap_prometheu
 WATCHDOG: web.AppKey[ConnectionWatchdog] = web.AppKey("ragtap_client_watchdog", ConnectionWatchdog)
 
 
+_MESSAGES_ROUTES = frozenset({"/v1/messages", "/messages"})
+
+
 @web.middleware
 async def openai_errors(request: web.Request, handler):  # type: ignore[no-untyped-def]
-    """aiohttp's own HTTP errors (413 body too large, ...) in the OpenAI error shape that SDKs parse."""
+    """aiohttp's own HTTP errors (413 body too large, ...) in the OpenAI error shape that SDKs parse; on the
+    Messages API's routes, ragtap's own errors in Anthropic's shape (checked only for an error ragtap answered)."""
     try:
-        return await handler(request)
+        response = await handler(request)
     except web.HTTPRequestEntityTooLarge:
         # (the exception keeps the limit only in its text: read it from the settings)
         limit = request.app[STATE].config.server.max_body_bytes
-        return openai_error(413, f"ragtap: request body larger than {limit} bytes", type_="invalid_request_error", code="request_too_large")
+        response = openai_error(413, f"ragtap: request body larger than {limit} bytes", type_="invalid_request_error", code="request_too_large")
     except web.HTTPException:
         raise
     except Exception:
@@ -66,7 +71,10 @@ async def openai_errors(request: web.Request, handler):  # type: ignore[no-untyp
         log.exception("unexpected error handling %s %s", request.method, request.path)
         if request.writer.output_size > 0:
             raise  # part of a response is out already: aiohttp closes the connection
-        return openai_error(500, "ragtap: internal error (see ragtap's log)", type_="server_error", code="ragtap_internal_error")
+        response = openai_error(500, "ragtap: internal error (see ragtap's log)", type_="server_error", code="ragtap_internal_error")
+    if RAGTAP_ERROR_CODE in response and request.path in _MESSAGES_ROUTES and isinstance(response, web.Response):
+        return in_anthropic_shape(response)
+    return response
 
 
 @web.middleware
@@ -199,6 +207,8 @@ def build_app(
     app.router.add_post("/chat/completions", handle_chat)  # clients whose base URL lacks /v1
     app.router.add_post("/v1/responses", handle_responses)  # the Responses API
     app.router.add_post("/responses", handle_responses)
+    app.router.add_post("/v1/messages", handle_messages)  # the Anthropic Messages API (anthropic SDK, ChatAnthropic)
+    app.router.add_post("/messages", handle_messages)
     app[INJECTED_RESPONSES] = InjectedResponses()
     app.router.add_get("/v1/responses/{response_id}", handle_retrieve)  # split if ragtap injected it, else passthrough
     app.router.add_get("/responses/{response_id}", handle_retrieve)

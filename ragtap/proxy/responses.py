@@ -27,10 +27,11 @@ from ragtap.config import InjectSettings
 from ragtap.exchange import chat_messages
 from ragtap.prompts import prompt_text
 from ragtap.proxy.exchange_path import (
-    Exchange, SecondReply, StreamOutcome, TooLarge, WholeReply, dumps, forward_json, forward_raw, parse_object, read_bounded, read_exchange,
-    relay_too_large, request_bytes, respond, retry_without_json_mode, score_later, send_again, send_json, settle_whole_reply,
+    Exchange, SecondReply, StreamOutcome, TooLarge, WholeReply, dumps, forward_json, forward_raw, parse_object, read_bounded,
+    read_exchange, read_reply, relay_too_large, request_bytes, respond, retry_without_json_mode, score_later, send_again, send_json,
+    settle_whole_reply,
 )
-from ragtap.proxy.inject import without_ragtap_field
+from ragtap.proxy.inject import after_own, without_ragtap_field
 from ragtap.proxy.passthrough import relay_response
 from ragtap.proxy.responses_store import INJECTED_RESPONSES
 from ragtap.proxy.responses_stream import note_response, relay_responses_injected, relay_responses_observed
@@ -44,11 +45,9 @@ def inject_responses(body: dict[str, Any], settings: InjectSettings) -> dict[str
     """The Responses request to forward: the instruction after the app's own `instructions`, and JSON output."""
     out = without_ragtap_field(body)
     instruction = prompt_text(settings.prompt)
-    own = body.get("instructions")
-    if own is None or (isinstance(own, str) and not own.strip()):
-        out["instructions"] = instruction
-    elif isinstance(own, str):
-        out["instructions"] = own + "\n\n" + instruction
+    instructions = after_own(body.get("instructions"), instruction)
+    if instructions is not None:
+        out["instructions"] = instructions
     else:  # not a string (the upstream will judge it): the instruction goes last in the input instead
         items = body.get("input")
         items = [{"role": "user", "content": items}] if isinstance(items, str) else list(items) if isinstance(items, list) else []
@@ -143,18 +142,12 @@ async def _injected(exchange: Exchange, body: dict[str, Any], *, inject: bool = 
             return retried
         upstream = retried
 
-    if upstream.status != 200:  # the upstream's own error: the app sees it unchanged
-        return await relay_response(exchange.request, upstream, record, decompressed=True)
     if inject:
-        exchange.ask_again = lambda instruction: _ask_again(exchange, forwarded, echo, instruction)
-    if forwarded.get("stream") is True and "text/event-stream" in upstream.headers.get("Content-Type", ""):
-        response, outcome = await relay_responses_injected(exchange, upstream, echo)
-        score_later(exchange, outcome.answer, outcome.supporting, outcome.unscored_reason)
-        return response
-
-    data = await read_bounded(upstream, record, state.config.replies.max_body_bytes)
-    if isinstance(data, TooLarge):  # relayed unchanged, not split; scored as unscored when RAG
-        return await relay_too_large(exchange, upstream, data, scored=True)
+        exchange.ask_again = lambda instruction: _ask_again(exchange, forwarded, echo, instruction)  # seam (c), for the guard's retry
+    streamed = forwarded.get("stream") is True
+    data = await read_reply(exchange, upstream, (lambda: relay_responses_injected(exchange, upstream, echo)) if streamed else None)
+    if not isinstance(data, bytes):
+        return data
     headers = response_headers(upstream.headers, body_rewritten=True)
     reply = parse_object(data)
     split = split_response(reply, echo, embedded=inject) if reply is not None else None

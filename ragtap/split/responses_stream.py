@@ -128,6 +128,11 @@ class ResponsesStreamSplitter:
         return self._finish(truncated=event is None)
 
     @property
+    def found_text(self) -> bool:
+        """A message's output_text part was found to split."""
+        return self.item_id is not None
+
+    @property
     def delivered(self) -> str:
         """The answer text the app received."""
         if self.sent_parts is not None:

@@ -303,8 +303,12 @@ DEFAULT_MAX_CHARS = 4_000_000  # about a million tokens of text: far beyond any 
 class AnswerStreamExtractor:
     """Feed the model's content pieces as they arrive; forward what `feed()` returns, then `finish()`."""
 
-    def __init__(self, max_chars: int = DEFAULT_MAX_CHARS) -> None:
+    def __init__(self, max_chars: int = DEFAULT_MAX_CHARS, *, lead_in: int = 0) -> None:
         self._max_chars = max_chars
+        # Characters of prose allowed before the object ("Here is the JSON:", for APIs without a JSON mode): dropped.
+        # With a lead-in, text after the object follows the answer after a blank line (its fence dropped).
+        self._lead_in = lead_in
+        self._lenient = lead_in > 0
         self._fed = 0  # characters fed so far
         self.overflow = False  # more than `max_chars` were fed: nothing more is kept
         self._state = _S.PRELUDE
@@ -531,6 +535,8 @@ class AnswerStreamExtractor:
                 self._fence_seen = True
                 self._fence_ticks = 1
                 self._state = _S.FENCE
+            elif self._lead_in > 0:  # a preamble before the object: held, then dropped
+                self._lead_in -= 1
             else:
                 self._to_raw(NOT_JSON)
         elif state is _S.KEY_OR_END:
@@ -568,6 +574,8 @@ class AnswerStreamExtractor:
             elif c == "`" and self._fence_seen and self._tail_ticks < 3:
                 self._tail_ticks += 1
             else:
+                if self._lenient:  # the fence and the whitespace around it give way to one blank line
+                    self._tail_hold = ["\n\n"]
                 self._tail_hold.append(t[i:])  # (forwarded at once, never kept)
                 emitted.append("".join(self._tail_hold))
                 self._tail_hold.clear()
@@ -582,6 +590,10 @@ class AnswerStreamExtractor:
         if self._fence_ticks < 3:
             if c == "`":
                 self._fence_ticks += 1
+            elif self._lead_in > 0:  # `inline code` in a preamble, not a fence
+                self._lead_in -= 1
+                self._fence_seen, self._fence_ticks = False, 0
+                self._state = _S.PRELUDE
             else:
                 self._to_raw(NOT_JSON)
         elif c == "\n":
@@ -724,8 +736,8 @@ class AnswerStreamExtractor:
         return i
 
 
-def extract(text: str, *, truncated: bool = False) -> StreamResult:
+def extract(text: str, *, truncated: bool = False, lead_in: int = 0) -> StreamResult:
     """Run the extractor over a complete text in one piece."""
-    extractor = AnswerStreamExtractor()
+    extractor = AnswerStreamExtractor(lead_in=lead_in)
     extractor.feed(text)
     return extractor.finish(truncated=truncated)

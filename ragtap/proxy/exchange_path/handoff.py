@@ -16,6 +16,7 @@ from ragtap.cost import settle_overhead
 from ragtap.proxy.exchange_path.read import Exchange
 from ragtap.proxy.exchange_path.seams import WholeReply
 from ragtap.proxy.requestlog import log_exchange
+from ragtap.split.stream import StreamResult
 from ragtap.tokens import count_tokens
 from ragtap.types import Assessment, ClaimSupport, Interaction
 
@@ -36,9 +37,9 @@ def interaction_for(exchange: Exchange, answer: str | None, supporting: str | No
 
 
 def score_later(exchange: Exchange, answer: str | None, supporting: str | None, reason: str | None) -> None:
-    """Scored after the response, when the exchange is RAG (`after_response`); nothing to do otherwise (nor when
-    a step scored it before the response already)."""
-    if exchange.context is not None and exchange.scored is None:
+    """Scored after the response, when the exchange is RAG (`after_response`) and was not scored before it
+    (`assess_now`, `assess_split`); nothing to do otherwise."""
+    if exchange.context is not None and not exchange.assessed:
         exchange.pending = interaction_for(exchange, answer, supporting, reason)
 
 
@@ -74,6 +75,16 @@ async def assess_now(exchange: Exchange, timeout: float) -> Assessment | None:
         exchange.record.supporting_tokens = count_tokens(interaction.supporting, interaction.model)
     exchange.assessment = await state.scoring.score_now(interaction, timeout)
     return exchange.assessment
+
+
+async def assess_split(exchange: Exchange, result: StreamResult, timeout: float) -> Assessment | None:
+    """For an answer gate (seam (b)) at its release: score the stream's split answer now, once; the stream is then
+    not scored again when it ends.  None when the exchange is not RAG, or as `assess_now`."""
+    if exchange.context is None:
+        return None
+    if not exchange.assessed:
+        exchange.pending = interaction_for(exchange, result.answer, result.supporting, result.unscored_reason)
+    return await assess_now(exchange, timeout)
 
 
 async def settle_whole_reply(exchange: Exchange, reply: WholeReply, headers: Any) -> None:

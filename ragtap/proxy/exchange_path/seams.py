@@ -15,6 +15,8 @@
     last answer text, before the shape's closing events (chat: the finish_reason chunk and [DONE]; Responses:
     `output_text.done` and after, which then carry the text the app received; Messages: `content_block_stop`,
     `message_delta`, `message_stop`).  Held text must be released (or replaced) there: nothing else sends it.
+    A gate that needs the verdict awaits `handoff.assess_split(exchange, result, timeout)` in `release`: the
+    stream's split is scored once, then, and not again when the stream ends.
     Optional parts of a gate, used when present: `answer_complete()` (the relay tells it the answer string has
     closed, before the rest of the stream), `on_ready` (the relay sets it to a function that sends text at once,
     so a gate can let held text out between two pieces), `unscorable(reason)` (the reply is not ragtap's JSON:
