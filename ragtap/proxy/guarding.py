@@ -204,7 +204,8 @@ class _AnnotateGate:
         if assessment is not None:
             fields.update(verdict=assessment.verdict.value, unsupported_claims=json.loads(claim_offsets(assessment.unsupported_claims)),
                           contradicted_claims=json.loads(claim_offsets(assessment.contradicted_claims)))
-            exchange.scored = (interaction, assessment, checked.seconds)
+            # Scored once: not again when the stream ends (`score_later` skips it).
+            exchange.assessed, exchange.assessment, exchange.scored = True, assessment, (interaction, assessment, checked.seconds)
         self.comment = _comment(fields)
         return ""
 
