@@ -7,13 +7,17 @@ counted by the proxy with tiktoken); with the guard's retry (ragtap/guard/), the
 span attributes) and the capture store read.  The JSON keys around answer and
 support are not counted (a handful of tokens), so the figure is a slight lower bound.
 
-Prices are USD per million tokens, from `[cost]` (`CostSettings.prices`), with defaults for common OpenAI models
-(their list prices when this table was written: check your own contract).  A model name matches its exact entry,
-else the longest entry it starts with (`gpt-4o-2024-08-06` -> `gpt-4o`, `gpt-4o-mini-2024-07-18` -> `gpt-4o-mini`).
+Prices are USD per million tokens, from `[cost]` (`CostSettings.prices`), with defaults for common models (their
+list prices when this table was written: check your own contract).  A model id matches its exact entry, else the
+entry of the model it is a dated snapshot of: the id without a trailing date stamp (`gpt-4o-2024-08-06` ->
+`gpt-4o`, `gpt-4-0613` -> `gpt-4`, `claude-3-5-sonnet-20241022` -> `claude-3-5-sonnet`).  Never by bare prefix:
+`o3-mini` and `o3-pro` are other models than `o3`, priced only by their own entries.  A model with no price is
+counted as unpriced (its tokens still are), never priced as a guess.
 """
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from functools import lru_cache
 
@@ -45,13 +49,13 @@ DEFAULT_PRICES: dict[str, ModelPrice] = {
     "o4-mini": ModelPrice(1.10, 4.40),
     "gpt-4-turbo": ModelPrice(10.00, 30.00),
     "gpt-3.5-turbo": ModelPrice(0.50, 1.50),
-    # Anthropic list prices (USD per 1M tokens, standard tier, no prompt caching) as published in 2025.  The Claude 4
-    # models are named in full ("claude-opus-4-20250514"), so that a later "claude-opus-4-N" matches no stale entry.
+    # Anthropic list prices (USD per 1M tokens, standard tier, no prompt caching) as published in 2025; a later
+    # Claude (claude-opus-4-6, claude-sonnet-5, ...) has no entry: unpriced until `[cost.prices]` names it.
     "claude-opus-4-5": ModelPrice(5.00, 25.00),
     "claude-opus-4-1": ModelPrice(15.00, 75.00),
-    "claude-opus-4-20250514": ModelPrice(15.00, 75.00),
+    "claude-opus-4": ModelPrice(15.00, 75.00),
     "claude-sonnet-4-5": ModelPrice(3.00, 15.00),
-    "claude-sonnet-4-20250514": ModelPrice(3.00, 15.00),
+    "claude-sonnet-4": ModelPrice(3.00, 15.00),
     "claude-3-7-sonnet": ModelPrice(3.00, 15.00),
     "claude-haiku-4-5": ModelPrice(1.00, 5.00),
     "claude-3-5-haiku": ModelPrice(0.80, 4.00),
@@ -87,13 +91,23 @@ def prices_from_config(value: object) -> dict[str, ModelPrice]:
     return prices
 
 
+_MONTH_DAY = r"(?:0[1-9]|1[0-2])(?:0[1-9]|[12]\d|3[01])"
+# A dated snapshot's suffix: -2024-08-06 (OpenAI), -20241022 (Anthropic), -0613 (older OpenAI: month and day).
+_SNAPSHOT = re.compile(rf"-(?:20\d\d-(?:0[1-9]|1[0-2])-(?:0[1-9]|[12]\d|3[01])|20\d\d{_MONTH_DAY}|{_MONTH_DAY})$")
+
+
+def snapshot_of(model: str) -> str | None:
+    """The model a dated snapshot id stands for (`gpt-4o-2024-08-06` -> `gpt-4o`), None when the id has no date."""
+    base = _SNAPSHOT.sub("", model)
+    return base if base != model and base else None
+
+
 class PriceTable:
-    """Looks a model's price up (exact name, then the longest known prefix), remembering the answers."""
+    """Looks a model's price up (exact id, then the model of a dated snapshot), remembering the answers."""
 
     def __init__(self, settings: CostSettings | None = None) -> None:
         self.settings = settings or CostSettings()
         self._prices = self.settings.table()
-        self._by_length = sorted(self._prices, key=len, reverse=True)
         self._found: dict[str, ModelPrice | None] = {}
 
     def price(self, model: str | None) -> ModelPrice | None:
@@ -102,8 +116,8 @@ class PriceTable:
         if model in self._found:
             return self._found[model]
         found = self._prices.get(model)
-        if found is None:
-            found = next((self._prices[name] for name in self._by_length if model.startswith(name)), None)
+        if found is None and (base := snapshot_of(model)) is not None:
+            found = self._prices.get(base)
         if len(self._found) < 1024:  # bounded: model names come from requests
             self._found[model] = found
         return found

@@ -10,7 +10,7 @@ import signal
 import sys
 
 from ragtap.commands.common import CommandError, load_plugins
-from ragtap.config import ConfigError, load_config
+from ragtap.config import Config, ConfigError, load_config
 
 
 def add_parser(subparsers: argparse._SubParsersAction) -> None:
@@ -23,7 +23,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
 
 
 async def _serve(config) -> None:  # type: ignore[no-untyped-def]
-    from ragtap.proxy.server import RagtapServer
+    from ragtap.proxy.server import ListenError, RagtapServer
 
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
@@ -32,9 +32,12 @@ async def _serve(config) -> None:  # type: ignore[no-untyped-def]
     server = RagtapServer(config)
     try:
         await server.start()
-    except OSError as error:  # the port is taken, the host is not this machine's, ...
+    except ListenError as error:  # the port is taken, the host is not this machine's, ... (names the listener)
         await server.stop()
-        raise CommandError(f"cannot listen on {config.server.host}:{config.server.port}: {error.strerror or error}") from None
+        raise CommandError(f"cannot listen on {error.address}: {error.strerror or error}") from None
+    except OSError as error:
+        await server.stop()
+        raise CommandError(f"cannot start: {error.strerror or error}") from None
     # Everything allocated so far (the model, the app) lives as long as the process: freeze it out of the
     # collector's view, so a full collection does not stall the event loop for tens of milliseconds.
     gc.collect()
@@ -46,9 +49,7 @@ async def _serve(config) -> None:  # type: ignore[no-untyped-def]
     sys.setswitchinterval(GIL_SWITCH_INTERVAL_S)
     triage = server.triage_url or f"{server.triage_unavailable}"
     print(f"ragtap listening on {server.base_url} -> {_redacted(config.server.upstream)}; triage page: {triage}", file=sys.stderr, flush=True)
-    if config.store.enabled:
-        where = config.store.path or _redacted(config.store.url or "")
-        print(f"capture store: {config.store.backend} {where} (capture {config.store.capture})", file=sys.stderr, flush=True)
+    print(capture_line(config), file=sys.stderr, flush=True)
     log.info("%s", startup_summary(config, server.base_url))
     await _warn_if_unresolvable(config)
     await stop.wait()
@@ -58,6 +59,20 @@ async def _serve(config) -> None:  # type: ignore[no-untyped-def]
 
 log = logging.getLogger("ragtap.serve")
 GIL_SWITCH_INTERVAL_S = 0.001
+_KEPT = {"flagged": "every verdict but grounded, and poor retrieval", "all": "every scored interaction"}
+
+
+def capture_line(config: Config) -> str:
+    """What the capture store keeps, where, for how long, and how to turn it off: one start-up line."""
+    store, privacy = config.store, config.privacy
+    if not store.enabled:
+        why = 'capture = "none"' if store.capture == "none" else 'path = ""'
+        return f"capture store: off ([store] {why})"
+    where = store.path or _redacted(store.url or "")
+    identity = {"hashed": "user/session ids hashed", "clear": "user/session ids in clear", "none": "no user/session ids"}[privacy.identity]
+    redacted = f"{len(privacy.redact)} redaction patterns" if privacy.redact else "no redaction patterns"
+    return (f"capture store: {store.backend} {where} (capture {store.capture}: {_KEPT[store.capture]}; {redacted}, {identity}; "
+            f"kept {store.max_age_days:g} days, at most {store.max_rows} rows; [store] capture = \"none\" turns it off)")
 
 
 def startup_summary(config, base_url: str) -> str:  # type: ignore[no-untyped-def]

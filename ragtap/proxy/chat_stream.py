@@ -134,6 +134,10 @@ class _InjectedRelay:
             if text or not (finish and self.gate is not None) or any(key != "content" for key in delta):
                 self._write(event, text)
 
+    @property
+    def closed(self) -> bool:
+        return self.done_sent
+
     def _finish(self, *, truncated: bool) -> StreamResult:
         if self.result is None:
             self.result = self.extractor.finish(truncated=truncated)

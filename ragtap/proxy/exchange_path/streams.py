@@ -85,6 +85,10 @@ class EventRelay(Protocol):
 
     pending: list[bytes]
 
+    @property
+    def closed(self) -> bool:
+        """The app's stream is ended (nothing, not even a keep-alive, may follow)."""
+
     async def on_payload(self, payload: bytes) -> None: ...
 
     async def flush(self) -> None: ...
@@ -114,7 +118,7 @@ async def pump_events(
                 comments = take_comments(decoder)
                 if comments:
                     relay.pending.append(comments)
-                if not relay.pending and now() - last_write > KEEPALIVE_AFTER_S:
+                if not relay.pending and not relay.closed and now() - last_write > KEEPALIVE_AFTER_S:
                     # The model is writing its supporting content, which the app never sees: without this the
                     # app's connection would be silent for as long as that takes (direct, it would get chunks).
                     relay.pending.append(KEEPALIVE)
@@ -217,6 +221,7 @@ class TypedEventRelay:
         self.gate = gate
         self.shape = shape
         self.pending: list[bytes] = []
+        self.closed = False
         self.gate_complete: Callable[[], None] | None = getattr(gate, "answer_complete", None)
         if hasattr(gate, "on_ready"):
             gate.on_ready = self.send_text  # type: ignore[union-attr]
@@ -281,6 +286,7 @@ class TypedEventRelay:
     async def close(self) -> None:
         await self._close_text()
         await self.flush()
+        self.closed = True
 
 
 def _gate_filter(gate: AnswerGate | None, extractor: Callable[[], AnswerStreamExtractor]) -> Callable[[str], str] | None:
