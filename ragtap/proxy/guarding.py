@@ -1,4 +1,5 @@
-"""The guard (ragtap/guard/, docs/guard.md) on the exchange path: a whole-reply step and a stream gate.
+"""The guard (ragtap/guard/, docs/guard.md) on the exchange path: a whole-reply step and a stream gate, for every
+API shape on the path (chat completions, Responses, Messages).
 
 Which action applies is decided per request (`requested_guard`: the `ragtap` field's `guard`, the
 `x-ragtap-guard` header, else `[guard] action`); "off" costs one dictionary and one header lookup.  The checks run
