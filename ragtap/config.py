@@ -25,6 +25,7 @@ from pydantic import Field, TypeAdapter, ValidationError
 
 from ragtap.cost import CostSettings, prices_from_config
 from ragtap.exporters.settings import OTLP_PROTOCOLS, OtelSettings, PrometheusSettings, headers_from_config
+from ragtap.guard.settings import ACTIONS as GUARD_ACTIONS, FALLBACKS as GUARD_FALLBACKS, TRIGGERS as GUARD_TRIGGERS, GuardSettings
 from ragtap.judge.settings import JudgeSettings
 from ragtap.privacy import PrivacySettings, settings_problem
 from ragtap.recognise import CustomPattern, patterns_from_config
@@ -164,6 +165,7 @@ class Config:
     triage: TriageSettings = field(default_factory=TriageSettings)
     privacy: PrivacySettings = field(default_factory=PrivacySettings)
     redis_queue: RedisQueueSettings = field(default_factory=RedisQueueSettings)
+    guard: GuardSettings = field(default_factory=GuardSettings)
 
 
 STORE_FILE = "capture.sqlite3"  # the default capture store, in the data directory
@@ -208,6 +210,7 @@ ENV_OVERRIDES: dict[str, tuple[str, str]] = {
     # Every [otel] key: RAGTAP_OTEL_ENABLED, RAGTAP_OTEL_PROTOCOL, RAGTAP_OTEL_HEADERS ("k=v,k2=v2"), ...
     **{f"RAGTAP_OTEL_{f.name.upper()}": ("otel", f.name) for f in dataclasses.fields(OtelSettings)},
     "RAGTAP_COST_ENABLED": ("cost", "enabled"),
+    "RAGTAP_GUARD": ("guard", "action"),
 }
 
 
@@ -275,6 +278,8 @@ _LIMITS: dict[tuple[str, str], Any] = {
     ("triage", "page_size"): _between(1, 500),
     ("triage", "poll_seconds"): _between(0),  # 0 (no live updates) or at least MIN_POLL_SECONDS: _check_triage
     ("triage", "live_lookback_s"): _between(0),
+    ("guard", "deadline_ms"): _between(above=0),
+    ("guard", "max_in_flight"): _between(1),
 }
 
 
@@ -453,6 +458,7 @@ def _check(config: Config) -> None:
     if unknown or not config.judge.metrics:
         raise ConfigError(f"judge.metrics: expected a non-empty subset of {', '.join(METRIC_NAMES)} (got {list(config.judge.metrics)!r})")
     _check_triage(config)
+    _check_guard(config.guard)
     problem = settings_problem(config.privacy)
     if problem is not None:
         raise ConfigError(problem)
@@ -478,6 +484,24 @@ def _check_store(store: StoreSettings) -> None:
         if not re.fullmatch(r"[A-Za-z0-9!#$%&'*+.^_`|~-]+", header):
             raise ConfigError(f"store.user_headers/session_headers: {header!r} is not a header name")
 
+
+
+def _check_guard(guard: GuardSettings) -> None:
+    from ragtap.prompts import load_prompt
+
+    if guard.action not in GUARD_ACTIONS:
+        raise ConfigError(f"guard.action: expected one of {', '.join(GUARD_ACTIONS)} (got {guard.action!r})")
+    unknown = [v for v in guard.verdicts if v not in GUARD_TRIGGERS]
+    if unknown or not guard.verdicts:
+        raise ConfigError(f"guard.verdicts: expected a non-empty list of {', '.join(GUARD_TRIGGERS)} (got {list(guard.verdicts)!r})")
+    if guard.retry_fallback not in GUARD_FALLBACKS:
+        raise ConfigError(f"guard.retry_fallback: expected one of {', '.join(GUARD_FALLBACKS)} (got {guard.retry_fallback!r})")
+    if not guard.block_message.strip():
+        raise ConfigError("guard.block_message: must not be empty (it is what the app receives instead of a blocked answer)")
+    try:
+        load_prompt(guard.retry_prompt)
+    except (OSError, ValueError) as error:
+        raise ConfigError(f"guard.retry_prompt: no prompt {guard.retry_prompt!r} in ragtap/prompts ({type(error).__name__})") from None
 
 
 def _check_postgres_url(url: str) -> None:

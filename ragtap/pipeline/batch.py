@@ -81,7 +81,7 @@ def _plan(item: Interaction, table: _TextTable, policy: ScoringPolicy) -> _Plan:
     passages = passages[: policy.limits.max_passages]
     # Claims are judged only against documents: without any there is nothing to ground on.
     judge = policy.claim_level and bool(passages)
-    answer_claims = _without_refusals(split_claims(answer), policy.refusal) if answer and judge else []
+    answer_claims = without_refusals(split_claims(answer), policy.refusal) if answer and judge else []
     supporting_claims = split_claims(supporting) if supporting and judge else []
     return _Plan(
         question=table.add(item.question),
@@ -101,7 +101,7 @@ def _claim_row(table: _TextTable, claim: Claim) -> int | None:
     return None if claim.not_judged is not None else table.add(claim.checked_text)
 
 
-def _without_refusals(claims: list[Claim], refusal: RefusalDetector) -> list[Claim]:
+def without_refusals(claims: list[Claim], refusal: RefusalDetector) -> list[Claim]:
     """A sentence that declines ("the passages do not mention X") says nothing about the world: not judged.  The
     answer's other sentences still are (an answer may decline, then add what it invented)."""
     return [dataclasses.replace(c, not_judged="refusal") if c.not_judged is None and refusal.find(c.text) else c for c in claims]

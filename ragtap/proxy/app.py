@@ -23,11 +23,13 @@ from aiohttp import web
 
 from ragtap.config import Config
 from ragtap.exporters.base import Exporter, ExporterSet
+from ragtap.pipeline.guard_lane import GuardLane
 from ragtap.pipeline.queue import ScoringQueue
 from ragtap.pipeline.redis_handoff import RedisHandoff
 from ragtap.proxy.chat import handle_chat
 from ragtap.proxy.clients import BODY_TIMEOUT, ClientLimits, ConnectionWatchdog
 from ragtap.proxy.errors import RAGTAP_ERROR_CODE, in_anthropic_shape, openai_error
+from ragtap.proxy.guarding import Guarding
 from ragtap.proxy.messages import handle_messages
 from ragtap.proxy.passthrough import handle_passthrough
 from ragtap.proxy.requestlog import request_log
@@ -163,6 +165,7 @@ def build_app(
         prometheus.watch_errors("hooks", lambda: float(exporter.errors))
     scoring: ScoringQueue | RedisHandoff | None = None
     online_judge = None
+    guard_lane: GuardLane | None = None
     if config.scoring.enabled:
         local = ScoringQueue(
             embedder if embedder is not None else build_embedder(config),
@@ -178,6 +181,12 @@ def build_app(
         online_judge = build_online_judge(config, local.embedder, exporter, built)
         if online_judge is not None:
             exporter.add(online_judge)
+        # The guard (docs/guard.md): always plugged in, since a request may ask for it even when `[guard] action` is
+        # off; its checks run in their own lane on the same embedder.
+        guard_lane = GuardLane(local.embedder, local.policy, max_in_flight=config.guard.max_in_flight)
+        guarding = Guarding(config.guard, guard_lane).steps()
+        steps = guarding if steps is None else ExchangeSteps((*steps.whole_reply, *guarding.whole_reply),
+                                                             (*steps.stream_gates, *guarding.stream_gates))
     server = config.server
     upstream = Upstream(
         UpstreamTarget.parse(server.upstream),
@@ -213,7 +222,7 @@ def build_app(
     app.router.add_get("/responses/{response_id}", handle_retrieve)
     app.router.add_route("*", "/{tail:.*}", handle_passthrough)
 
-    _add_lifecycle(app, server.shutdown_grace_s, upstream, scoring, online_judge, exporter, watchdog)
+    _add_lifecycle(app, server.shutdown_grace_s, upstream, scoring, online_judge, exporter, watchdog, guard_lane)
     app[PROMETHEUS] = prometheus
     app[CAPTURE_STORE] = built.store
     return app
@@ -221,7 +230,7 @@ def build_app(
 
 def _add_lifecycle(
     app: web.Application, grace_s: float, upstream: Upstream, scoring: ScoringQueue | RedisHandoff | None, online_judge: OnlineJudge | None, exporter: ExporterSet,
-    watchdog: ConnectionWatchdog,
+    watchdog: ConnectionWatchdog, guard_lane: GuardLane | None = None,
 ) -> None:
     """Start the upstream client and the scoring worker with the app; stop them in order at shutdown.
 
@@ -248,6 +257,8 @@ def _add_lifecycle(
         if online_judge is not None:
             await online_judge.aclose(drain_timeout=grace_left())
         await upstream.close()
+        if guard_lane is not None:
+            guard_lane.close()
         await shutdown_exporters(exporter, max(grace_left(), 0.5))
 
     app.on_shutdown.append(note_shutdown)

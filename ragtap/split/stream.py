@@ -344,6 +344,17 @@ class AnswerStreamExtractor:
 
     # --- public API ----------------------------------------------------------------------------------------
 
+    @property
+    def raw_reason(self) -> str | None:
+        """Why the reply is passed on unchanged (the model ignored the instruction: `not_json`, ...), once the
+        extractor has switched to that; None while it reads (or has read) the JSON answer."""
+        return self._reason if self._state is _S.RAW else None
+
+    @property
+    def answer_complete(self) -> bool:
+        """The answer string has closed: no more answer text will come (the supporting content may still)."""
+        return self._answer == _DONE
+
     def feed(self, text: str) -> str:
         """Take the next piece of the model's content; return the text to forward to the app now."""
         if self._result is not None:
