@@ -33,9 +33,10 @@ if TYPE_CHECKING:
     from ragtap.store.threaded import ThreadedStore
 
 
-def build_embedder(config: Config, *, all_cores: bool = False) -> Embedder:
+def build_embedder(config: Config, *, all_cores: bool = False, threads: int | None = None) -> Embedder:
     """The configured embedder.  `all_cores`: offline work (commands, experiments) has no request path to protect,
-    so onnxruntime may use every core; the proxy keeps `[scoring] embedder_threads` (one, by default)."""
+    so onnxruntime may use every core; the proxy keeps `[scoring] embedder_threads` (one, by default).  `threads`:
+    exactly this many (a job of `ragtap score --jobs` gets its share of the cores)."""
     from ragtap.embedding.factory import make_embedder
 
     scoring = config.scoring
@@ -48,7 +49,8 @@ def build_embedder(config: Config, *, all_cores: bool = False) -> Embedder:
             api_key=os.environ.get(scoring.openai_api_key_env) or "no-key-set",
             model=scoring.openai_model,
         )
-    threads = max(scoring.embedder_threads, os.cpu_count() or 1) if all_cores else scoring.embedder_threads
+    if threads is None:
+        threads = max(scoring.embedder_threads, os.cpu_count() or 1) if all_cores else scoring.embedder_threads
     return make_embedder(scoring.embedder, cache_size=scoring.cache_entries, intra_op_threads=threads)
 
 
