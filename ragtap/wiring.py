@@ -15,10 +15,10 @@ from __future__ import annotations
 import logging
 import os
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
-from ragtap.config import Config, ConfigError
+from ragtap.config import Config, ConfigError, WorkerRole
 from ragtap.pipeline.batch import ScoringPolicy
 from ragtap.pipeline.limits import ScoringLimits
 from ragtap.scoring.refusal import RefusalDetector
@@ -68,6 +68,7 @@ class BuiltExporters:
     exporters: list[Exporter] = field(default_factory=list)
     prometheus: PrometheusExporter | None = None  # also serves /metrics, and other parts register gauges on it
     store: ThreadedStore | None = None  # the capture store (for the triage page), when [store] turns it on
+    worker: WorkerRole = field(default_factory=WorkerRole)  # which process of `ragtap serve --workers N` builds them
 
 
 # A factory returns the exporters its part of the config turns on (none when it is off).
@@ -123,7 +124,9 @@ def build_capture(config: Config, built: BuiltExporters) -> list[Exporter]:
     from ragtap.exporters.store import StoreExporter, watch
     from ragtap.store.factory import open_store
 
-    store = open_store(config.store)
+    # Every worker writes to the one store; only worker 0 prunes it, and repairs a corrupt SQLite file (two workers
+    # each moving "the corrupt file" aside could move the other's fresh one).
+    store = open_store(config.store, maintain=built.worker.leads)
     built.store = store
     if built.prometheus is not None:
         watch(store, built.prometheus.registry, config.store.backend)
@@ -140,8 +143,8 @@ def register_exporter(name: str, factory: ExporterFactory) -> None:
     EXPORTERS[name] = factory
 
 
-def build_exporters(config: Config) -> BuiltExporters:
-    built = BuiltExporters()
+def build_exporters(config: Config, worker: WorkerRole | None = None) -> BuiltExporters:
+    built = BuiltExporters(worker=worker or WorkerRole())
     for factory in EXPORTERS.values():
         built.exporters.extend(factory(config, built))
     return built
@@ -154,4 +157,9 @@ def build_online_judge(config: Config, embedder: Embedder, exporter: Exporter, b
     from ragtap.pipeline.online_judge import build_online_judge as build
 
     registry = built.prometheus.registry if built.prometheus is not None else None
-    return build(config.judge, embedder, exporter, upstream=config.server.upstream, registry=registry)
+    settings = config.judge
+    if built.worker.count > 1:  # the call rate and the daily budget are the deployment's: each worker gets its share
+        count = built.worker.count
+        settings = replace(settings, calls_per_second=settings.calls_per_second / count,
+                                       daily_token_budget=-(-settings.daily_token_budget // count))
+    return build(settings, embedder, exporter, upstream=config.server.upstream, registry=registry)

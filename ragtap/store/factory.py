@@ -18,9 +18,11 @@ def describe_url(url: str) -> str:
     return f"{parts.scheme}://{parts.hostname or ''}{f':{parts.port}' if parts.port else ''}{parts.path}"
 
 
-def open_store(settings: StoreSettings) -> ThreadedStore:
+def open_store(settings: StoreSettings, *, maintain: bool = True) -> ThreadedStore:
     """The store of these settings.  Connections are made lazily by the store's threads, so a database that is
-    down at start-up does not stop ragtap: rows are dropped and counted until it answers."""
+    down at start-up does not stop ragtap: rows are dropped and counted until it answers.  `maintain`: this process
+    prunes old rows and moves a corrupt SQLite file aside; false in all but one of several processes writing to
+    the same store (`ragtap serve --workers N`), which then only write (and retry) while that one maintains it."""
     if settings.url:
         from ragtap.store.postgres import PostgresConnection, _psycopg
 
@@ -30,7 +32,7 @@ def open_store(settings: StoreSettings) -> ThreadedStore:
         def connect_postgres() -> SqlConnection:
             return PostgresConnection(url, settings.lock_timeout_s)
 
-        return ThreadedStore(connect_postgres, settings, describe=describe_url(url))
+        return ThreadedStore(connect_postgres, settings, describe=describe_url(url), prunes=maintain)
     if not settings.path:
         raise ValueError("the capture store needs [store] path (SQLite) or url (PostgreSQL)")
     from ragtap.store.sqlite import SqliteConnection, is_corrupt, move_aside
@@ -47,4 +49,4 @@ def open_store(settings: StoreSettings) -> ThreadedStore:
         log.error("capture store %s is not a readable database (%s): moved to %s, starting a new one", path, error, moved)
         return True
 
-    return ThreadedStore(connect_sqlite, settings, describe=path, on_broken=repair)
+    return ThreadedStore(connect_sqlite, settings, describe=path, on_broken=repair if maintain else None, prunes=maintain)
