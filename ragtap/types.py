@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from ragtap.exchange import ExchangeRecord
-    from ragtap.judge.ragas import Judgement
+    from ragtap.judgement import Judgement
 
 
 @dataclass(frozen=True, slots=True)

@@ -272,12 +272,13 @@ async def start_proxy(embedder, _sdk_http):  # type: ignore[no-untyped-def]
         embedder_override: Any = None,
         upstream_url: str | None = None,
         client_timeout: float = 15.0,
+        steps: Any = None,
     ) -> Proxy:
         upstream = await stack.enter_async_context(RecordingUpstream(script))
         base = {"server": {"upstream": upstream_url or upstream.base_url, "host": "127.0.0.1", "port": 0, "shutdown_grace_s": 2.0}}
         config = load_config(flags=_deep_merge(base, flags), environ=ENV)
         collector = Collector()
-        server = RagtapServer(config, embedder=embedder_override if embedder_override is not None else embedder, exporters=[collector])
+        server = RagtapServer(config, embedder=embedder_override if embedder_override is not None else embedder, exporters=[collector], steps=steps)
         await stack.enter_async_context(server)
         recorder.bodies = bodies = []
         # The SDK client shares the session's HTTP client, so it is not closed here (closing would close that).

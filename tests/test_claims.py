@@ -11,9 +11,10 @@ from ragtap.config import load_config
 from ragtap.pipeline.batch import assess_batch
 from ragtap.records import output_record
 from ragtap.scoring.claims import ClaimThresholds, decide, rejudge, split_claims
-from ragtap.scoring.lexical import DocumentVocabulary, lexical_evidence, numbers
+from ragtap.scoring.lexical import DocumentVocabulary, lexical_evidence
+from ragtap.scoring.quantities import quantities
 from ragtap.scoring.passages import split_passages
-from ragtap.types import Assessment, Document, Interaction, Verdict
+from ragtap.types import Assessment, ClaimOutcome, Document, Interaction, Verdict
 from ragtap.wiring import build_policy
 
 from conftest import ENV
@@ -79,7 +80,9 @@ def test_a_changed_number_is_unsupported_although_every_word_matches(embedder) -
     result = score(embedder, "Mount the spare tire and tighten the lug nuts to 95 Nm in a star pattern.")
     assert result.verdict is not Verdict.GROUNDED
     (claim,) = result.unsupported_claims
-    assert claim.reason == "number_missing" and claim.missing_numbers == ("95",)
+    # the aligned sentence states the same torque otherwise: a contradiction, not merely a missing number
+    assert claim.outcome is ClaimOutcome.CONTRADICTED and claim.conflicts == ("number: 95 nm vs 120 nm",)
+    assert claim.missing_numbers == ("95 nm",)
     assert score(embedder, "Tighten the lug nuts to 120 Nm in a star pattern.").verdict is Verdict.GROUNDED
 
 
@@ -90,7 +93,8 @@ def test_a_changed_name_is_unsupported(embedder) -> None:
     wrong = score(embedder, "The Ecobasic was designed by Fiat's Centro Stile under Marcello Gandini.", [document], question=question)
     assert right.verdict is Verdict.GROUNDED, right.explanation
     (claim,) = wrong.unsupported_claims
-    assert claim.reason == "name_missing" and "gandini" in claim.missing_names
+    assert claim.outcome is ClaimOutcome.CONTRADICTED and "gandini" in claim.missing_names
+    assert claim.conflicts[0].startswith("name: gandini vs ")
 
 
 def test_a_hedge_that_answers_nothing_is_a_refusal(embedder) -> None:
@@ -171,7 +175,7 @@ def test_lexical_evidence_numbers_and_names() -> None:
     evidence = lexical_evidence("Tighten the nut to 1200 rpm using a Bosch tool.", vocabulary)
     assert evidence.missing_numbers == () and evidence.missing_names == ("bosch",)
     assert 0.5 < evidence.precision < 1.0
-    assert numbers("2.5 L and 10% at 3,000 rpm.") == {"2.5", "10", "3000"}
+    assert [(q.value, q.slot) for q in quantities("2.5 L and 10% at 3,000 rpm.")] == [(2.5, "l"), (10.0, "%"), (3000.0, "rpm")]
 
 
 def test_thresholds_decide_and_rejudge_without_embedding() -> None:
@@ -194,8 +198,11 @@ def test_claims_in_score_output(embedder) -> None:
     record = output_record(item, assess_batch([item], embedder, policy())[0])
     assert record["unsupported_claims"] == 1
     (claim,) = record["claims"]
-    assert claim["supported"] is False and claim["reason"] == "number_missing" and claim["of"] == "answer"
+    assert claim["supported"] is False and claim["outcome"] == "contradicted" and claim["of"] == "answer"
+    assert claim["conflicts"] == ["number: 95 nm vs 120 nm"] and record["contradicted_claims"] == 1
     assert (claim["start"], claim["end"]) == (0, len(item.answer))
+    evidence = claim["evidence"]  # the manual's sentence the claim was compared with
+    assert "120 Nm" in MANUAL[evidence["start"]:evidence["end"]] and evidence["document_index"] == 0
 
 
 @pytest.mark.parametrize("answer", ["Yes.", "1066"])

@@ -14,7 +14,7 @@ from ragtap.exchange import ExchangeRecord
 from ragtap.types import Assessment, Interaction
 
 if TYPE_CHECKING:
-    from ragtap.judge.ragas import Judgement
+    from ragtap.judgement import Judgement
 
 log = logging.getLogger("ragtap.exporters")
 

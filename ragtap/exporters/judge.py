@@ -37,12 +37,12 @@ from ragtap.exporters.semconv import (
     SCORE_BUCKETS,
     chat_span,
 )
-from ragtap.judge.ragas import METRIC_NAMES, Judgement
+from ragtap.judgement import METRIC_NAMES, Judgement
 
 if TYPE_CHECKING:
     from prometheus_client import CollectorRegistry
 
-    from ragtap.judge.client import Usage
+    from ragtap.judgement import Usage
     from ragtap.types import Interaction
 
 SKIP_REASONS: tuple[str, ...] = ("sampled_out", "rate_limited", "budget_exhausted", "busy", "no_answer", "no_event_loop")

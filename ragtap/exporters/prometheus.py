@@ -29,7 +29,6 @@ free-text value is ever a label.
 
 from __future__ import annotations
 
-import hmac
 import re
 import threading
 from collections.abc import Callable, Iterable
@@ -41,6 +40,7 @@ from prometheus_client.metrics import MetricWrapperBase
 from prometheus_client.exposition import CONTENT_TYPE_LATEST, generate_latest
 from prometheus_client.openmetrics import exposition as openmetrics
 
+from ragtap.auth import BearerToken
 from ragtap.exchange import ExchangeRecord
 from ragtap.exporters.base import Exporter
 from ragtap.exporters.semconv import SCORE_BUCKETS
@@ -493,15 +493,11 @@ def metrics_handler(exporter: PrometheusExporter, token: Any = _DEFAULT) -> Call
     """
     from aiohttp import web
 
-    secret: str | None = exporter.settings.token if token is _DEFAULT else token
-    expected = f"Bearer {secret}".encode() if secret else None
+    bearer = BearerToken(exporter.settings.token if token is _DEFAULT else token)
 
     async def handle_metrics(request: web.Request) -> web.Response:
-        if expected is not None:
-            given = request.headers.get("Authorization", "").strip().encode()
-            if not hmac.compare_digest(given, expected):
-                return web.Response(status=401, text="unauthorized\n",
-                                    headers={"WWW-Authenticate": 'Bearer realm="ragtap metrics"'})
+        if not bearer.allows(request.headers.get("Authorization")):
+            return web.Response(status=401, text="unauthorized\n", headers={"WWW-Authenticate": 'Bearer realm="ragtap metrics"'})
         body, content_type = exporter.render(request.headers.get("Accept"))
         # the content type carries version/charset parameters, so it goes in as a raw header
         return web.Response(body=body, headers={"Content-Type": content_type, "Cache-Control": "no-store"})

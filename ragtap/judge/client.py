@@ -13,9 +13,10 @@ import asyncio
 import logging
 import random
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, fields
+from dataclasses import dataclass
 from typing import Any
 
+from ragtap.judgement import Usage
 from ragtap.retry import backoff, retryable
 
 log = logging.getLogger("ragtap.judge")
@@ -35,33 +36,6 @@ class JudgeEndpoint:
     backoff_base_s: float = 0.5
     backoff_max_s: float = 30.0
     concurrency: int = 8  # judge calls in flight at once
-
-
-@dataclass
-class Usage:
-    """What judging cost: completed calls, attempts that were retried or gave up, and tokens from `usage`."""
-
-    calls: int = 0  # completed chat completions (each has a usage record, when the server sends one)
-    retries: int = 0  # attempts that failed and were retried
-    failed: int = 0  # calls given up (after retries, or not retryable)
-    prompt_tokens: int = 0
-    completion_tokens: int = 0
-    missing_usage: int = 0  # completed calls whose response had no `usage`
-
-    @property
-    def total_tokens(self) -> int:
-        return self.prompt_tokens + self.completion_tokens
-
-    def add(self, other: Usage) -> None:
-        for f in fields(self):
-            setattr(self, f.name, getattr(self, f.name) + getattr(other, f.name))
-
-    def as_dict(self) -> dict[str, int]:
-        return {f.name: getattr(self, f.name) for f in fields(self)}
-
-    @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> Usage:
-        return cls(**{f.name: int(data.get(f.name, 0) or 0) for f in fields(cls)})
 
 
 class JudgeCallError(Exception):

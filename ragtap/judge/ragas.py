@@ -23,12 +23,12 @@ import asyncio
 import re
 import time
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from ragtap.judge.client import JudgeCallError, JudgeClient, Usage
+from ragtap.judge.client import JudgeCallError, JudgeClient
+from ragtap.judgement import ANSWER_RELEVANCE, CONTEXT_RELEVANCE, FAITHFULNESS, METRIC_NAMES, Judgement, MetricResult, Usage
 from ragtap.judge.parse import MalformedReply, as_flag, extract_json, extract_object, text_list
 from ragtap.scoring.sentences import split_sentences
 from ragtap.prompts import load_prompt
@@ -36,10 +36,6 @@ from ragtap.prompts import load_prompt
 if TYPE_CHECKING:
     from ragtap.embedding.base import Embedder
 
-FAITHFULNESS = "faithfulness"
-ANSWER_RELEVANCE = "answer_relevance"
-CONTEXT_RELEVANCE = "context_relevance"
-METRIC_NAMES: tuple[str, ...] = (FAITHFULNESS, ANSWER_RELEVANCE, CONTEXT_RELEVANCE)
 
 # The prompt files (ragtap/prompts/<name>.toml) each metric uses, and its judge calls per sample.
 METRIC_PROMPTS: dict[str, tuple[str, ...]] = {
@@ -98,61 +94,6 @@ def context_relevance_score(extracted: int, total: int) -> float | None:
 
 
 # --------------------------------------------------------------------------------------------- judgements
-
-
-@dataclass
-class MetricResult:
-    score: float | None
-    reason: str | None = None  # why the score is None (or a note, e.g. "insufficient information")
-    calls: int = 0  # judge calls this metric spent on the sample
-    details: dict[str, Any] = field(default_factory=dict)
-    transport_error: bool = False  # a call failed for good (retrying later may succeed)
-
-    def as_dict(self) -> dict[str, Any]:
-        out: dict[str, Any] = {"score": None if self.score is None else round(self.score, 6), "reason": self.reason, "calls": self.calls}
-        if self.details:
-            out["details"] = self.details
-        if self.transport_error:
-            out["transport_error"] = True
-        return out
-
-    @classmethod
-    def from_dict(cls, data: Mapping[str, Any]) -> MetricResult:
-        return cls(data.get("score"), data.get("reason"), int(data.get("calls", 0)), dict(data.get("details") or {}), bool(data.get("transport_error", False)))
-
-
-@dataclass
-class Judgement:
-    """The judge's three metrics for one sample, and what they cost."""
-
-    results: dict[str, MetricResult]
-    model: str
-    prompt_versions: dict[str, int]
-    usage: Usage = field(default_factory=Usage)
-    seconds: float = 0.0
-
-    def score(self, metric: str) -> float | None:
-        result = self.results.get(metric)
-        return None if result is None else result.score
-
-    @property
-    def transport_error(self) -> bool:
-        return any(r.transport_error for r in self.results.values())
-
-    def as_dict(self) -> dict[str, Any]:
-        """The `judge` object of an output line: scores flat, then reasons, details and cost."""
-        out: dict[str, Any] = {name: (None if r.score is None else round(r.score, 6)) for name, r in self.results.items()}
-        out["reasons"] = {name: r.reason for name, r in self.results.items() if r.reason}
-        out["metrics"] = {name: r.as_dict() for name, r in self.results.items()}
-        out["model"] = self.model
-        out["prompts"] = self.prompt_versions
-        out["usage"] = self.usage.as_dict()
-        return out
-
-    @classmethod
-    def from_dict(cls, data: Mapping[str, Any]) -> Judgement:
-        results = {name: MetricResult.from_dict(value) for name, value in (data.get("metrics") or {}).items()}
-        return cls(results, str(data.get("model", "")), dict(data.get("prompts") or {}), Usage.from_dict(data.get("usage") or {}))
 
 
 def _failed(error: JudgeCallError, calls: int) -> MetricResult:

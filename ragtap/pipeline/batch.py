@@ -9,6 +9,7 @@ supporting content; a one-sentence answer is its own claim, so it costs nothing 
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
@@ -16,7 +17,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from ragtap.pipeline.limits import ScoringLimits, bound
-from ragtap.scoring.claims import Claim, ClaimThresholds, Evidence, judge_claim, split_claims
+from ragtap.scoring.claims import Claim, ClaimThresholds, Evidence, judge_claim, judge_short_answer, split_claims
 from ragtap.scoring.metrics import compute_scores
 from ragtap.scoring.passages import DEFAULT_MAX_WORDS, Passage, split_passages
 from ragtap.scoring.refusal import DEFAULT_REFUSAL_DETECTOR, RefusalDetector
@@ -58,10 +59,11 @@ class _Plan:
     supporting: int | None
     passages: list[Passage]
     passage_rows: list[int]
+    documents: list[str]
     answer_claims: list[Claim]
-    answer_claim_rows: list[int]
+    answer_claim_rows: list[int | None]  # None: a claim that is not judged (framing, refusal) is not embedded
     supporting_claims: list[Claim]
-    supporting_claim_rows: list[int]
+    supporting_claim_rows: list[int | None]
 
 
 def _plan(item: Interaction, table: _TextTable, policy: ScoringPolicy) -> _Plan:
@@ -72,7 +74,7 @@ def _plan(item: Interaction, table: _TextTable, policy: ScoringPolicy) -> _Plan:
     passages = passages[: policy.limits.max_passages]
     # Claims are judged only against documents: without any there is nothing to ground on.
     judge = policy.claim_level and bool(passages)
-    answer_claims = split_claims(answer) if answer and judge else []
+    answer_claims = _without_refusals(split_claims(answer), policy.refusal) if answer and judge else []
     supporting_claims = split_claims(supporting) if supporting and judge else []
     return _Plan(
         question=table.add(item.question),
@@ -80,28 +82,48 @@ def _plan(item: Interaction, table: _TextTable, policy: ScoringPolicy) -> _Plan:
         supporting=table.add(supporting),
         passages=passages,
         passage_rows=[table.add(p.text) for p in passages],  # type: ignore[misc]
+        documents=[doc.text for doc in item.documents[: passages[-1].document + 1 if passages else 0]],
         answer_claims=answer_claims,
-        answer_claim_rows=[table.add(c.text) for c in answer_claims],  # type: ignore[misc]
+        answer_claim_rows=[_claim_row(table, c) for c in answer_claims],
         supporting_claims=supporting_claims,
-        supporting_claim_rows=[table.add(c.text) for c in supporting_claims],  # type: ignore[misc]
+        supporting_claim_rows=[_claim_row(table, c) for c in supporting_claims],
     )
 
 
-def _claims(plan: _Plan, vectors: np.ndarray, policy: ScoringPolicy) -> tuple[ClaimSupport, ...]:
+def _claim_row(table: _TextTable, claim: Claim) -> int | None:
+    return None if claim.not_judged is not None else table.add(claim.checked_text)
+
+
+def _without_refusals(claims: list[Claim], refusal: RefusalDetector) -> list[Claim]:
+    """A sentence that declines ("the passages do not mention X") says nothing about the world: not judged.  The
+    answer's other sentences still are (an answer may decline, then add what it invented)."""
+    return [dataclasses.replace(c, not_judged="refusal") if c.not_judged is None and refusal.find(c.text) else c for c in claims]
+
+
+def _claims(plan: _Plan, vectors: np.ndarray, policy: ScoringPolicy, question: str, answer_text: str | None) -> tuple[ClaimSupport, ...]:
     """The support's claims against the documents; the answer's against the documents and the support (an
     answer that follows its support follows the documents when the support's own claims hold)."""
     if not plan.passages:
         return ()
-    documents = Evidence.of(plan.passages, vectors[plan.passage_rows])
+    documents = Evidence.of(plan.passages, vectors[plan.passage_rows], plan.documents, question)
+
+    def vector(row: int | None) -> np.ndarray | None:
+        return None if row is None else vectors[row]
+
     judged = [
-        judge_claim(claim, vectors[row], documents, policy.claims, of="supporting")
+        judge_claim(claim, vector(row), documents, policy.claims, of="supporting")
         for claim, row in zip(plan.supporting_claims, plan.supporting_claim_rows)
     ]
     evidence = documents
-    if plan.supporting_claims:
-        support = [Passage(-1, c.start, c.end, c.text) for c in plan.supporting_claims]
-        evidence = Evidence.of([*plan.passages, *support], vectors[plan.passage_rows + plan.supporting_claim_rows])
-    answer = [judge_claim(claim, vectors[row], evidence, policy.claims) for claim, row in zip(plan.answer_claims, plan.answer_claim_rows)]
+    support = [(c, row) for c, row in zip(plan.supporting_claims, plan.supporting_claim_rows) if row is not None]
+    if support:
+        extra = [Passage(-1, c.start, c.end, c.checked_text) for c, _ in support]
+        evidence = Evidence.of([*plan.passages, *extra], vectors[plan.passage_rows + [row for _, row in support]], plan.documents, question)
+    answer = [judge_claim(claim, vector(row), evidence, policy.claims) for claim, row in zip(plan.answer_claims, plan.answer_claim_rows)]
+    if answer_text and question and all(c.supported is None for c in answer):
+        short = judge_short_answer(answer_text, question, documents)
+        if short is not None:
+            answer = [short]
     return (*answer, *judged)
 
 
@@ -129,7 +151,7 @@ def assess_batch(interactions: Sequence[Interaction], embedder: Embedder, policy
                 refusal=policy.refusal,
                 supporting=item.supporting,
                 documents=tuple(doc.text for doc in item.documents),
-                claims=_claims(plan, vectors, policy),
+                claims=_claims(plan, vectors, policy, item.question, item.answer),
                 claim_thresholds=policy.claims,
             )
         )

@@ -33,7 +33,7 @@ from ragtap.proxy.passthrough import handle_passthrough
 from ragtap.proxy.requestlog import request_log
 from ragtap.proxy.responses import handle_responses
 from ragtap.proxy.responses_store import INJECTED_RESPONSES, InjectedResponses, handle_retrieve
-from ragtap.proxy.state import CAPTURE_STORE, STATE, ProxyState
+from ragtap.proxy.state import CAPTURE_STORE, STATE, ExchangeSteps, ProxyState
 from ragtap.proxy.triage import mount_triage, triage_unavailable
 from ragtap.proxy.upstream import Upstream, UpstreamTarget
 from ragtap.wiring import BuiltExporters, build_capture, build_embedder, build_exporters, build_online_judge, build_policy
@@ -152,10 +152,12 @@ def build_app(
     *,
     embedder: Embedder | None = None,
     exporters: Sequence[Exporter] | None = None,
+    steps: ExchangeSteps | None = None,
     worker: WorkerRole | None = None,
 ) -> web.Application:
     """The proxy app.  `embedder`/`exporters` replace the configured ones (the demo and tests pass their own);
-    `worker`: which of `ragtap serve --workers N`'s processes builds it."""
+    `steps` plug into the exchange path's seams (`proxy/exchange_path/seams.py`); `worker`: which of
+    `ragtap serve --workers N`'s processes builds it."""
     worker = worker or WorkerRole()
     built = build_exporters(config, worker) if exporters is None else BuiltExporters(list(exporters), worker=worker)
     if exporters is not None:  # the capture store is a part of ragtap, not an exporter a caller replaces
@@ -190,7 +192,7 @@ def build_app(
         keepalive=server.upstream_keepalive_s,
     )
     app = web.Application(client_max_size=server.max_body_bytes, middlewares=[request_log, openai_errors, client_limits])
-    app[STATE] = ProxyState(config, upstream, exporter, scoring, config.recognise.patterns)
+    app[STATE] = ProxyState(config, upstream, exporter, scoring, config.recognise.patterns, steps=steps or ExchangeSteps())
     clients = config.clients
     watchdog = ConnectionWatchdog(
         ClientLimits(clients.header_timeout_s, clients.body_timeout_s, clients.idle_timeout_s, clients.max_connections),

@@ -5,6 +5,8 @@ from __future__ import annotations
 import orjson
 from aiohttp import web
 
+from ragtap.exchange import ExchangeRecord
+
 
 # The reason code of an error ragtap answered itself (not the upstream's): read by the request log.
 RAGTAP_ERROR_CODE = web.ResponseKey("ragtap_error_code", str)
@@ -31,6 +33,27 @@ class UpstreamUnavailable(Exception):
         status, code = (504, "upstream_timeout") if timeout else (502, "upstream_broken_response")
         message = "ragtap: the upstream stopped answering mid-body" if timeout else "ragtap: the upstream broke off its response"
         return cls(openai_error(status, message, type_="upstream_error", code=code), type(error).__name__)
+
+
+class BadPath(ValueError):
+    """A request path that would leave the upstream's API base: dot segments or encoded separators."""
+
+
+class RequestTooDeep(Exception):
+    """A request ragtap must rewrite is nested deeper than it can write back."""
+
+
+def failure_response(record: ExchangeRecord, failure: UpstreamUnavailable | BadPath | RequestTooDeep) -> web.Response:
+    """The app's answer to a failure of ragtap's or of the upstream connection (not the model's), noted on `record`."""
+    if isinstance(failure, UpstreamUnavailable):
+        record.error_type, record.outcome, record.status = failure.error_type, "upstream_error", failure.response.status
+        return failure.response
+    if isinstance(failure, BadPath):
+        record.status, record.error_type = 400, "bad_path"
+        return bad_path_response()
+    record.status, record.error_type = 400, "request_too_deep"
+    return openai_error(400, "ragtap: the request JSON is nested too deeply for ragtap to rewrite it", type_="invalid_request_error",
+                        code="request_too_deep")
 
 
 def bad_path_response() -> web.Response:

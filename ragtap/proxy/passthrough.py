@@ -9,9 +9,9 @@ from aiohttp import web
 from time import perf_counter as _now
 
 from ragtap.exchange import ExchangeRecord
-from ragtap.proxy.errors import UpstreamUnavailable, bad_path_response
+from ragtap.proxy.errors import BadPath, UpstreamUnavailable, failure_response
 from ragtap.proxy.state import STATE, ProxyState
-from ragtap.proxy.upstream import BadPath, forward_target, request_headers, response_headers
+from ragtap.proxy.upstream import forward_target, request_headers, response_headers
 
 _READ_WHOLE_LIMIT = 1 << 20  # bodies up to 1 MiB with a known length are read at once (one write, fewer syscalls)
 
@@ -78,12 +78,8 @@ async def handle_passthrough(request: web.Request) -> web.StreamResponse:
     record = ExchangeRecord(route=request.path, method=request.method)
     try:
         response = await forward_unchanged(request, state, await request.read(), record)
-    except UpstreamUnavailable as failure:
-        record.error_type, record.outcome, record.status = failure.error_type, "upstream_error", failure.response.status
-        response = failure.response
-    except BadPath:
-        record.status, record.error_type = 400, "bad_path"
-        response = bad_path_response()
+    except (UpstreamUnavailable, BadPath) as failure:
+        response = failure_response(record, failure)
     except asyncio.CancelledError:  # the app hung up (or the grace period ran out): the upstream request is dropped
         record.outcome, record.finished_at = "incomplete", _now()
         asyncio.get_running_loop().call_soon(state.exporter.passthrough_finished, record)

@@ -18,11 +18,12 @@ from time import perf_counter as now
 from aiohttp import web
 
 from ragtap.exchange import ExchangeRecord
-from ragtap.proxy.chat import _dumps, _parse_object, _read_bounded, _relay_too_large, _TooLarge
-from ragtap.proxy.errors import UpstreamUnavailable, bad_path_response
+from ragtap.proxy.errors import BadPath, UpstreamUnavailable, failure_response
+from ragtap.proxy.exchange_path.read import dumps, parse_object
+from ragtap.proxy.exchange_path.respond import TooLarge, read_bounded
 from ragtap.proxy.passthrough import handle_passthrough, relay_response
 from ragtap.proxy.state import STATE
-from ragtap.proxy.upstream import BadPath, forward_target, request_headers, response_headers
+from ragtap.proxy.upstream import forward_target, request_headers, response_headers
 from ragtap.split.responses import ClientEcho, split_response
 
 MAX_REMEMBERED = 10_000  # ~100 bytes each: about 1 MB at most
@@ -67,21 +68,17 @@ async def handle_retrieve(request: web.Request) -> web.StreamResponse:
         if upstream.status != 200:
             response = await relay_response(request, upstream, record, decompressed=True)
         else:
-            data = await _read_bounded(upstream, record, state.config.replies.max_body_bytes)
-            if isinstance(data, _TooLarge):  # too large to hold: relayed unchanged
-                response = await _relay_too_large(request, upstream, record, data, None, None)  # type: ignore[arg-type]
+            data = await read_bounded(upstream, record, state.config.replies.max_body_bytes)
+            if isinstance(data, TooLarge):  # too large to hold: relayed unchanged
+                response = await relay_response(request, upstream, record, decompressed=True, prefix=data.prefix)
             else:
-                reply = _parse_object(data)
+                reply = parse_object(data)
                 if reply is not None:
                     split_response(reply, echo)
-                body = (_dumps(reply) if reply is not None else None) or data
+                body = (dumps(reply) if reply is not None else None) or data
                 response = web.Response(status=200, body=body, headers=response_headers(upstream.headers, body_rewritten=True))
-    except UpstreamUnavailable as failure:
-        record.error_type, record.outcome, record.status = failure.error_type, "upstream_error", failure.response.status
-        response = failure.response
-    except BadPath:
-        record.status, record.error_type = 400, "bad_path"
-        response = bad_path_response()
+    except (UpstreamUnavailable, BadPath) as failure:
+        response = failure_response(record, failure)
     record.finished_at = now()
     asyncio.get_running_loop().call_soon(state.exporter.passthrough_finished, record)  # off the latency path
     return response

@@ -9,7 +9,6 @@ with `response.completed` (or `incomplete` / `failed`), or with an `error` event
 
 from __future__ import annotations
 
-import asyncio
 import json
 from time import perf_counter as now
 from typing import Any
@@ -19,11 +18,13 @@ import orjson
 from aiohttp import web
 
 from ragtap.exchange import ExchangeRecord, note_usage
-from ragtap.proxy.sse import SSEDecoder, encode_event
-from ragtap.proxy.stream import _UPSTREAM_BROKE, StreamOutcome, _KeptText, _open, pump_events
+from ragtap.proxy.exchange_path import (
+    INCOMPLETE, AnswerGate, Exchange, KeptText, StreamOutcome, broken_off, copy_events, open_gate, open_stream, parse_object, pump_events,
+)
+from ragtap.proxy.sse import encode_event
 from ragtap.split.responses import ClientEcho, was_truncated
 from ragtap.split.responses_stream import ResponsesStreamSplitter
-from ragtap.split.stream import DEFAULT_MAX_CHARS, REPLY_TOO_LARGE
+from ragtap.split.stream import REPLY_TOO_LARGE
 
 _FINAL_EVENTS = frozenset({"response.completed", "response.incomplete", "response.failed"})
 
@@ -74,12 +75,14 @@ def _note_event(event: dict[str, Any], record: ExchangeRecord) -> None:
 
 
 class _ResponsesRelay:
-    """The typed events of an injected Responses stream, rewritten by `ResponsesStreamSplitter` (an `EventRelay`)."""
+    """The typed events of an injected Responses stream, rewritten by `ResponsesStreamSplitter` (an `EventRelay`).
+    With an answer gate (seam (b)), its release is awaited when the answer is complete, before `output_text.done`."""
 
-    def __init__(self, out: web.StreamResponse, record: ExchangeRecord, splitter: ResponsesStreamSplitter) -> None:
+    def __init__(self, out: web.StreamResponse, record: ExchangeRecord, splitter: ResponsesStreamSplitter, gate: AnswerGate | None) -> None:
         self.out = out
         self.record = record
         self.splitter = splitter
+        self.gate = gate
         self.pending: list[bytes] = []
 
     async def on_payload(self, payload: bytes) -> None:
@@ -91,6 +94,8 @@ class _ResponsesRelay:
             self.pending.append(encode_event(payload))  # not ours to judge: pass it on
             return
         _note_event(event, self.record)
+        if self.gate is not None and self.splitter.ends_text(event):
+            self.splitter.released = await self.gate.release(self.splitter.finish_text(event))
         for rewritten in self.splitter.feed(event):
             if self.record.first_token_at is None and rewritten.get("type") == "response.output_text.delta" and rewritten.get("delta"):
                 self.record.first_token_at = now()
@@ -103,23 +108,22 @@ class _ResponsesRelay:
             await self.out.write(data)
 
     async def close(self) -> None:
+        if self.gate is not None and self.splitter.text_open():
+            self.splitter.released = await self.gate.release(self.splitter.finish_text(None))
         self.pending.extend(encode_typed(event) for event in self.splitter.close())
         await self.flush()
 
 
-async def relay_responses_injected(
-    request: web.Request, upstream: aiohttp.ClientResponse, record: ExchangeRecord, echo: ClientEcho, *,
-    max_kept_chars: int = DEFAULT_MAX_CHARS,
-) -> tuple[web.StreamResponse, StreamOutcome]:
-    out = await _open(request, upstream)
-    splitter = ResponsesStreamSplitter(echo, max_kept_chars)
+async def relay_responses_injected(exchange: Exchange, upstream: aiohttp.ClientResponse, echo: ClientEcho) -> tuple[web.StreamResponse, StreamOutcome]:
+    record = exchange.record
+    out = await open_stream(exchange.request, upstream)
+    gate = open_gate(exchange)
+    splitter = ResponsesStreamSplitter(echo, exchange.state.config.replies.max_kept_chars, gate.feed if gate is not None else None)
     # One read can hold hundreds of events: the first answer text goes out at once (the app's time to first token).
-    if not await pump_events(out, upstream, record, _ResponsesRelay(out, record, splitter), flush_first_token=True):
-        return out, StreamOutcome("", None, "incomplete")
+    if not await pump_events(out, upstream, record, _ResponsesRelay(out, record, splitter, gate), flush_first_token=True):
+        return out, INCOMPLETE
     result = splitter.outcome()
-    outcome = StreamOutcome(result.answer, result.supporting, result.unscored_reason)
-    if record.outcome != "complete" and outcome.unscored_reason is None:
-        outcome.unscored_reason = "upstream_broke_off"
+    outcome = broken_off(record, StreamOutcome(result.answer, result.supporting, result.unscored_reason))
     if splitter.item_id is None and outcome.unscored_reason is None:
         outcome.unscored_reason = "no_text_content"
     return out, outcome
@@ -132,16 +136,13 @@ class _TextCollector:
         self.record = record
         self.item_id: str | None = None
         self.content_index: int | None = None
-        self.parts = _KeptText(max_kept_chars)  # bounded: an endless stream is forwarded, not kept
+        self.parts = KeptText(max_kept_chars)  # bounded: an endless stream is forwarded, not kept
         self.done_text: str | None = None
         self.final: dict[str, Any] | None = None  # the response object of the final event
 
     def on_payload(self, payload: bytes) -> None:
-        try:
-            event = orjson.loads(payload)
-        except orjson.JSONDecodeError:
-            return
-        if not isinstance(event, dict):
+        event = parse_object(payload)
+        if event is None:
             return
         _note_event(event, self.record)
         kind = event.get("type")
@@ -174,34 +175,17 @@ class _TextCollector:
         return "".join(self.parts.parts) if self.item_id is not None else None
 
 
-async def relay_responses_observed(
-    request: web.Request, upstream: aiohttp.ClientResponse, record: ExchangeRecord, *, max_kept_chars: int = DEFAULT_MAX_CHARS
-) -> tuple[web.StreamResponse, StreamOutcome, dict[str, Any] | None]:
+async def relay_responses_observed(exchange: Exchange, upstream: aiohttp.ClientResponse) -> tuple[web.StreamResponse, StreamOutcome, dict[str, Any] | None]:
     """Forward the upstream's SSE bytes untouched; read the answer (and the final response object, where a hosted
     file search left its results) from a copy for scoring."""
-    out = await _open(request, upstream)
-    decoder = SSEDecoder()
-    collector = _TextCollector(record, max_kept_chars)
-    try:
-        try:
-            async for chunk in upstream.content.iter_any():
-                await out.write(chunk)
-                for payload in decoder.feed(chunk):
-                    collector.on_payload(payload)
-                decoder.comments.clear()  # forwarded already, with the bytes
-        except _UPSTREAM_BROKE as error:
-            record.outcome, record.error_type = "upstream_error", type(error).__name__
-        record.upstream_done_at = now()
-        await out.write_eof()
-    except (ConnectionResetError, asyncio.CancelledError):
-        record.outcome = "incomplete"
-        upstream.close()
-        return out, StreamOutcome("", None, "incomplete"), None
-    finally:
-        upstream.release()
+    record = exchange.record
+    out = await open_stream(exchange.request, upstream)
+    collector = _TextCollector(record, exchange.state.config.replies.max_kept_chars)
+    if not await copy_events(out, upstream, record, collector.on_payload):
+        return out, INCOMPLETE, None
     if collector.parts.overflow:
         return out, StreamOutcome("", None, REPLY_TOO_LARGE), None
     text = collector.text
     if text is None:
         return out, StreamOutcome("", None, "no_text_content"), collector.final
-    return out, StreamOutcome(text, None, None if record.outcome == "complete" else "upstream_broke_off"), collector.final
+    return out, broken_off(record, StreamOutcome(text)), collector.final

@@ -21,7 +21,7 @@ from ragtap.config import Config, WorkerRole
 from ragtap.exporters.base import Exporter
 from ragtap.proxy.app import PROMETHEUS, WATCHDOG, build_app
 from ragtap.proxy.clients import ConnectionWatchdog, WatchedSite
-from ragtap.proxy.state import CAPTURE_STORE, STATE, ProxyState
+from ragtap.proxy.state import CAPTURE_STORE, STATE, ExchangeSteps, ProxyState
 from ragtap.proxy.triage import mount_triage, triage_host, triage_page_url, triage_unavailable
 
 if TYPE_CHECKING:
@@ -98,14 +98,15 @@ def _bound_port(site: web.BaseSite) -> int:
 
 
 class RagtapServer:
-    """`worker` and `listeners`: this is one of the processes of `ragtap serve --workers N` (ragtap/supervisor/)."""
+    """`steps`: plugged into the exchange path's seams.  `worker` and `listeners`: this is one of the processes of
+    `ragtap serve --workers N` (ragtap/supervisor/)."""
 
     def __init__(self, config: Config, *, embedder: Embedder | None = None, exporters: Sequence[Exporter] | None = None,
-                 worker: WorkerRole | None = None, listeners: Listeners | None = None) -> None:
+                 steps: ExchangeSteps | None = None, worker: WorkerRole | None = None, listeners: Listeners | None = None) -> None:
         self.config = config
         self.worker = worker or WorkerRole()
         self.listeners = listeners or Listeners()
-        self.app = build_app(config, embedder=embedder, exporters=exporters, worker=self.worker)
+        self.app = build_app(config, embedder=embedder, exporters=exporters, steps=steps, worker=self.worker)
         self.host = config.server.host
         self.port = config.server.port
         self.metrics_port: int | None = None

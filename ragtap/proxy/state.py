@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Any
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
 
 from aiohttp import web
 
@@ -15,6 +15,18 @@ from ragtap.pipeline.redis_handoff import RedisHandoff
 from ragtap.proxy.upstream import Upstream
 from ragtap.recognise import CustomPattern
 
+if TYPE_CHECKING:
+    from ragtap.proxy.exchange_path.seams import GateFactory, WholeReplyStep
+
+
+@dataclass(frozen=True, slots=True)
+class ExchangeSteps:
+    """What is plugged into the exchange path's two seams (`proxy/exchange_path/seams.py`), in order; empty by
+    default, and then the path does no extra work."""
+
+    whole_reply: tuple[WholeReplyStep, ...] = ()  # seam (a): whole replies, before the body is built
+    stream_gates: tuple[GateFactory, ...] = ()  # seam (b): each builds one stream's `AnswerGate` (or None)
+
 
 @dataclass(slots=True)
 class ProxyState:
@@ -24,6 +36,8 @@ class ProxyState:
     scoring: ScoringQueue | RedisHandoff | None  # None when scoring is disabled; RedisHandoff: `[scoring] queue = "redis://..."`
     patterns: tuple[CustomPattern, ...]
     prices: PriceTable | None = None  # ragtap's own overhead cost ([cost]); built from `config` when not given
+    steps: ExchangeSteps = field(default_factory=ExchangeSteps)
+
     def __post_init__(self) -> None:
         if self.prices is None:
             self.prices = PriceTable(self.config.cost)

@@ -13,7 +13,7 @@ import aiohttp
 import yarl
 from multidict import CIMultiDict, CIMultiDictProxy
 
-from ragtap.proxy.errors import UpstreamUnavailable, openai_error
+from ragtap.proxy.errors import BadPath, UpstreamUnavailable, openai_error
 
 # Hop-by-hop headers (RFC 9110 §7.6.1; Proxy-Connection is the pre-standard one clients still send) and the ones
 # aiohttp computes itself are never copied across; neither is any header the Connection header names.
@@ -172,10 +172,6 @@ class Upstream:
                 openai_error(502, f"ragtap: upstream request failed ({type(error).__name__})", type_="upstream_error", code="upstream_error"),
                 type(error).__name__,
             ) from error
-
-
-class BadPath(ValueError):
-    """A request path that would leave the upstream's API base: dot segments or encoded separators."""
 
 
 _ENCODED_SEPARATOR = re.compile(r"%(?:2[fF]|5[cC])")

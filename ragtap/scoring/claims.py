@@ -32,8 +32,12 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ragtap.scoring.lexical import DocumentVocabulary, LexicalEvidence, lexical_evidence, names, numbers
+from ragtap.scoring.alignment import EvidenceIndex
+from ragtap.scoring.conflicts import find_conflicts
+from ragtap.scoring.framing import framing_cut, whole_sentence_framing
+from ragtap.scoring.lexical import DocumentVocabulary, LexicalEvidence, content_words, lexical_evidence, names
 from ragtap.scoring.passages import Passage
+from ragtap.scoring.quantities import quantities
 from ragtap.scoring.sentences import sentence_spans
 from ragtap.types import ClaimOutcome, ClaimSupport
 
@@ -59,10 +63,21 @@ class Claim:
     text: str
     start: int  # character offsets in the text the claim was cut from
     end: int
+    checked: str = ""  # what is checked: the text without its framing (framing.py); "" for the text itself
+    not_judged: str | None = None  # why the claim asserts nothing checkable: "framing" (about the answer or the
+    # documents, framing.py) or "refusal" (the sentence declines: refusal wording)
+
+    @property
+    def checked_text(self) -> str:
+        return self.checked or self.text
+
+
+_TRAILING_MARKER = re.compile(r"\s+\(?\d{1,3}[.)]$")
 
 
 def split_claims(text: str) -> list[Claim]:
-    """The sentences and list items of `text`, list markers left out of the claim (offsets follow)."""
+    """The sentences and list items of `text`, list markers and framing prefixes left out of the claim (offsets
+    follow what is left)."""
     claims = []
     for start, end in sentence_spans(text):
         if _BARE_MARKER.fullmatch(text, start, end):
@@ -70,48 +85,114 @@ def split_claims(text: str) -> list[Claim]:
         marker = _LIST_MARKER.match(text, start, end)
         if marker is not None:
             start = marker.end()
+        trailing = _TRAILING_MARKER.search(text, start, end)  # "follow these steps: 1." (the item's number)
+        if trailing is not None:
+            end = trailing.start()
         if start < end:
-            claims.append(Claim(text[start:end], start, end))
+            claims.append(_framed(text, start, end))
     return claims
+
+
+def _framed(text: str, start: int, end: int) -> Claim:
+    piece = text[start:end]
+    if whole_sentence_framing(piece):
+        return Claim(piece, start, end, not_judged="framing")
+    cuts = framing_cut(piece)
+    if not cuts:
+        return Claim(piece, start, end)
+    if cuts[0][0] == 0:  # a prefix: the claim starts after it
+        start += cuts[0][1]
+        piece, cuts = text[start:end], [(a - cuts[0][1], b - cuts[0][1]) for a, b in cuts[1:]]
+    kept, last = [], 0
+    for a, b in cuts:
+        kept.append(piece[last:a])
+        last = b
+    kept.append(piece[last:])
+    checked = " ".join(part.strip() for part in kept if part.strip())
+    return Claim(piece, start, end, checked if checked != piece else "")
 
 
 @dataclass(frozen=True, slots=True)
 class Evidence:
-    """What claims are checked against: passages with their vectors, and the vocabulary of the same texts."""
+    """What claims are checked against: passages with their vectors, the vocabulary of the same texts, and the
+    documents' sentences for alignment (alignment.py)."""
 
     passages: tuple[Passage, ...]  # document == -1 marks the supporting content used as evidence
     vectors: np.ndarray  # one L2-normalised row per passage
     vocabulary: DocumentVocabulary
+    index: EvidenceIndex
+    premise: DocumentVocabulary | None = None  # the question's: numbers and names the user stated (lexical.py)
 
     @classmethod
-    def of(cls, passages: Sequence[Passage], vectors: np.ndarray) -> Evidence:
-        return cls(tuple(passages), vectors, DocumentVocabulary.of([p.text for p in passages]))
+    def of(cls, passages: Sequence[Passage], vectors: np.ndarray, documents: Sequence[str], question: str | None = None) -> Evidence:
+        return cls(tuple(passages), vectors, DocumentVocabulary.of([p.text for p in passages]),
+                   EvidenceIndex(list(enumerate(documents))), None if not question else DocumentVocabulary.of([question]))
 
 
-def judge_claim(claim: Claim, vector: np.ndarray, evidence: Evidence, thresholds: ClaimThresholds, of: str = "answer") -> ClaimSupport:
-    lexical: LexicalEvidence = lexical_evidence(claim.text, evidence.vocabulary)
+def judge_claim(claim: Claim, vector: np.ndarray | None, evidence: Evidence, thresholds: ClaimThresholds, of: str = "answer") -> ClaimSupport:
+    """`vector`: the claim's embedding (None for a claim that is not judged: nothing was embedded for it)."""
+    checked = claim.checked_text
+    lexical: LexicalEvidence = lexical_evidence(checked, evidence.vocabulary, evidence.premise)
     similarity = document = passage_start = passage_end = None
     best: Passage | None = None
-    if evidence.vectors.shape[0]:
+    if evidence.vectors.shape[0] and vector is not None:
         sims = evidence.vectors @ vector
         index = int(np.argmax(sims))
         best, similarity = evidence.passages[index], float(sims[index])
         document = None if best.document < 0 else best.document
         passage_start, passage_end = (None, None) if best.document < 0 else (best.start, best.end)
+    words = content_words(checked)
+    windows = evidence.index.align(words) if claim.not_judged is None else []
+    aligned = windows[0] if windows else None
 
-    def result(supported: bool | None, reason: str) -> ClaimSupport:
+    def result(outcome: ClaimOutcome, reason: str, conflicts: tuple[str, ...] = ()) -> ClaimSupport:
         return ClaimSupport(
-            of, claim.text, claim.start, claim.end, ClaimOutcome.of_supported(supported), reason, similarity, document, passage_start, passage_end,
-            lexical.precision, lexical.missing_numbers, lexical.missing_names,
+            of, claim.text, claim.start, claim.end, outcome, reason, similarity, document, passage_start, passage_end,
+            lexical.precision, lexical.missing_numbers, lexical.missing_names, conflicts,
+            None if aligned is None else aligned.document, None if aligned is None else aligned.start, None if aligned is None else aligned.end,
         )
 
+    if claim.not_judged is not None:
+        return result(ClaimOutcome.NOT_JUDGED, claim.not_judged)
     if lexical.content_words < thresholds.min_content_words:
-        return result(None, "too_short")
-    if best is not None and lexical.missing_numbers and numbers(best.text):
-        return result(False, "number_missing")
-    if best is not None and lexical.missing_names and names(best.text):
-        return result(False, "name_missing")
-    return result(*decide(lexical.precision, similarity, thresholds))
+        return result(ClaimOutcome.NOT_JUDGED, "too_short")
+    conflicts = find_conflicts(checked, windows, evidence.vocabulary)
+    if conflicts:
+        return result(ClaimOutcome.CONTRADICTED, "contradicted", conflicts)
+    states_numbers = any(quantities(w.text) for w in windows[:1]) or (best is not None and bool(quantities(best.text)))
+    if lexical.missing_numbers and states_numbers:
+        return result(ClaimOutcome.NOT_FOUND, "number_missing")
+    # A missing name counts where the documents write names at all (a lower-cased or OCR'd document lost them).
+    if lexical.missing_names and evidence.vocabulary.writes_names:
+        return result(ClaimOutcome.NOT_FOUND, "name_missing")
+    supported, reason = decide(lexical.precision, similarity, thresholds)
+    return result(ClaimOutcome.of_supported(supported), reason)
+
+
+def judge_short_answer(answer: str, question: str, evidence: Evidence) -> ClaimSupport | None:
+    """A one-word answer ("2019.", "Bob.") asserts nothing on its own, but together with its question it does:
+    aligned by the question's words, the evidence may state another number or name for the same thing.  A
+    contradicted claim spanning the whole answer, or None."""
+    text = f"{question.strip()} {answer.strip()}"
+    if not quantities(answer) and not names(answer) and not _capitalised(answer):
+        return None
+    windows = evidence.index.align(content_words(question))
+    conflicts = tuple(c for c in find_conflicts(text, windows, evidence.vocabulary) if not c.startswith(("negation", "opposite", "order")))
+    own = {q.describe() for q in quantities(question)}
+    conflicts = tuple(c for c in conflicts if not any(c.startswith(f"number: {q} vs") for q in own))
+    if not conflicts:
+        return None
+    lexical = lexical_evidence(answer, evidence.vocabulary)
+    start = len(answer) - len(answer.lstrip())
+    aligned = windows[0]
+    return ClaimSupport(
+        "answer", answer.strip(), start, start + len(answer.strip()), ClaimOutcome.CONTRADICTED, "contradicted", None, None, None, None,
+        lexical.precision, lexical.missing_numbers, lexical.missing_names, conflicts, aligned.document, aligned.start, aligned.end,
+    )
+
+
+def _capitalised(text: str) -> bool:
+    return any(word[:1].isupper() for word in text.split())
 
 
 def decide(lexical_precision: float, similarity: float | None, thresholds: ClaimThresholds) -> tuple[bool, str]:
@@ -129,7 +210,7 @@ def decide(lexical_precision: float, similarity: float | None, thresholds: Claim
 def rejudge(claim: ClaimSupport, thresholds: ClaimThresholds) -> ClaimSupport:
     """The same claim under other thresholds, without embedding again (calibration).  The number and name rules
     and the word count do not depend on the thresholds tuned here."""
-    if claim.reason in ("number_missing", "name_missing", "too_short"):
+    if claim.reason in ("number_missing", "name_missing", "too_short", "framing", "contradicted", "refusal"):
         return claim
     supported, reason = decide(claim.lexical_precision, claim.similarity, thresholds)
     return dataclasses.replace(claim, outcome=ClaimOutcome.of_supported(supported), reason=reason)

@@ -5,8 +5,9 @@ the model added itself ("use jack stands") is not in the documents: both embed c
 Words can.  A claim whose content words mostly stand in the documents is likely taken from them; a number or a
 name that appears in the claim and nowhere in the documents is strong evidence that the model supplied it.
 
-Matching is deliberately forgiving (lower case, a light suffix-stripping stem, digits compared without
-thousands separators) because documents are often lower-cased, OCR'd or chunked mid-word.
+Matching is deliberately forgiving (lower case, a light suffix-stripping stem, numbers compared as quantities:
+rounding and unit conversions agree, see quantities.py) because documents are often lower-cased, OCR'd or chunked
+mid-word.  Names are matched as whole words.
 """
 
 from __future__ import annotations
@@ -15,6 +16,9 @@ import functools
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
+
+from ragtap.scoring.quantities import Quantity, converted_within, quantities, stated_in
+from ragtap.scoring.words import stem
 
 # Function words, and the words every answer uses to frame itself ("you", "should", "make sure"): they say
 # nothing about where the claim's content came from.
@@ -29,17 +33,16 @@ STOPWORDS: frozenset[str] = frozenset(
     able before after while during until via per""".split()
 )
 _TOKEN = re.compile(r"[^\W_]+(?:['’][^\W_]+)?", re.UNICODE)
-_NUMBER = re.compile(r"(?<![\w.])\d+(?:[.,]\d+)*(?![\w])|\d+(?:[.,]\d+)*(?=[a-zA-Z%°])")
-# A capitalised word inside a sentence (not its first word), or an acronym / model code anywhere.
-_NAME = re.compile(r"(?<=[a-z0-9,;:)] )[A-Z][a-zA-Z0-9\-]+|\b[A-Z]{2,}[A-Z0-9\-]*\b|\b[A-Z]+\d[A-Z0-9\-]*\b")
-
-
-def stem(word: str) -> str:
-    """A light suffix stripper: enough for latch/latches, tighten/tightened, check/checking."""
-    for suffix, keep in (("ies", "y"), ("ing", ""), ("ed", ""), ("es", ""), ("ly", ""), ("s", "")):
-        if word.endswith(suffix) and len(word) - len(suffix) >= 3 and not word.endswith("ss"):
-            return word[: len(word) - len(suffix)] + keep
-    return word
+# A name: a capitalised word inside a sentence (not its first word, nor the first after a colon), an acronym, or a
+# model code.  Letters are any script's ("Bláthy", "Zürich").
+_NAME_TOKEN = re.compile(r"(?<![\w\-])[^\W_][\w\-]*", re.UNICODE)  # whole words: "4C" is one, not "C" in it
+_SENTENCE_START = re.compile(r"(?:^|[.!?:\n]|^\s*(?:[-*•]|\d{1,3}[.)]))[\s\"'“‘(\[]*$")
+# Capitalised words that open clauses or titles: never names.
+_NOT_NAMES = frozenset(
+    """i i'm i've i'd i'll a an the this that these those it its he she they we you there here however also but and or
+    so then if when while after before although though because since as in on at for with from by to of overall
+    finally first second third next lastly additionally furthermore moreover meanwhile yes no not""".split()
+)
 
 
 def content_words(text: str) -> list[str]:
@@ -52,27 +55,96 @@ def content_words(text: str) -> list[str]:
     return words
 
 
-def numbers(text: str) -> set[str]:
-    """Numbers as written, without thousands separators ("1,200" and "1200" match; "2.5" stays "2.5")."""
-    found = set()
-    for match in _NUMBER.findall(text):
-        value = re.sub(r",(?=\d{3}\b)", "", match)
-        found.add(value.rstrip(".,"))
-    return found
+_DOTTED = re.compile(r"\b((?:[A-Za-z]\.){2,})")
+# The few names written several ways in the same text ("U.S.", "US", "United States").
+_ALIASES: tuple[frozenset[str], ...] = (
+    frozenset({"us", "usa", "united states", "america", "american", "americans"}),
+    frozenset({"uk", "united kingdom", "britain", "british", "great britain"}),
+    frozenset({"eu", "european union"}),
+    frozenset({"un", "united nations"}),
+    frozenset({"uae", "united arab emirates"}),
+)
+
+
+_CAPITALISED_RUN = re.compile(r"(?:[A-Z][\w'’-]*(?:\s+(?:of|and|for|the|de|du|von|van)\b)?\s+){1,6}[A-Z][\w'’-]*")
+
+
+def _initialisms(text: str) -> set[str]:
+    """The initials of each run of capitalised words ("International Space Station" -> "iss", "New York" -> "ny",
+    "Department of Justice" -> "dj" and "doj"), so that an acronym a text introduces matches its long form."""
+    out: set[str] = set()
+    for match in _CAPITALISED_RUN.finditer(text):
+        words = match.group(0).split()
+        capitals = [w for w in words if w[0].isupper()]
+        for run in (capitals, words):
+            for first in range(len(run)):
+                for last in range(first + 2, len(run) + 1):
+                    out.add("".join(w[0] for w in run[first:last]).lower())
+    return out
+
+
+def _undotted(text: str) -> str:
+    """"U.S." -> "US", "e.g." stays a word: dotted acronyms as one token."""
+    return _DOTTED.sub(lambda m: m.group(1).replace(".", "") + " ", text)
+
+
+def tokens(text: str) -> frozenset[str]:
+    """Every word of `text` lower-cased, whole (names are matched as whole words: "Ram" is not in "frame"), and
+    stemmed; hyphenated words also by their parts; possessives without their 's; the aliases of the few names
+    written several ways ("U.S." = "United States")."""
+    lowered = _undotted(text).lower()
+    out: set[str] = set()
+    for token in _NAME_TOKEN.findall(lowered):
+        token = _bare(token)
+        out.update((token, stem(token)))
+        if "-" in token:
+            out.update(p for part in token.split("-") if part for p in (part, stem(part)))
+    out.update(_initialisms(_undotted(text)))
+    for group in _ALIASES:
+        if any((name in out) if " " not in name else (f" {name} " in f" {lowered} ") for name in group):
+            out.update(w for name in group for w in name.split())
+            out.update(name for name in group if " " not in name)
+    return frozenset(out)
+
+
+def _bare(token: str) -> str:
+    token = token.strip("-")
+    return token[:-2] if token.endswith(("'s", "’s")) else token
 
 
 def names(text: str) -> set[str]:
-    """Proper names and codes (lower-cased): capitalised words inside a sentence, acronyms, model codes."""
-    return {m.lower() for m in _NAME.findall(text)}
+    """Proper names and codes (lower-cased, whole words): capitalised words inside a sentence, acronyms, model
+    codes ("4C", "P215").  A sentence's first word is capitalised anyway: not a name here."""
+    found: set[str] = set()
+    text = _TITLE_LINE.sub(_acronyms_only, _undotted(text))
+    for match in _NAME_TOKEN.finditer(text):
+        word = _bare(match.group(0))
+        letters = [c for c in word if c.isalpha()]
+        if len(word) < 2 or not letters or word.lower() in _NOT_NAMES or not any(c.isupper() for c in letters):
+            continue  # one letter is a unit, an initial or a label ("4.5 L", "25 °C", "option B"), never a name
+        code = any(c.isdigit() for c in word)
+        acronym = len(letters) >= 2 and all(c.isupper() for c in letters)
+        if code or acronym or (word[0].isupper() and _SENTENCE_START.search(text, max(0, match.start() - 12), match.start()) is None):
+            found.add(word.lower())
+    return found
+
+
+# A headline in Title Case capitalises every word: only its acronyms are names.
+_TITLE_LINE = re.compile(r"^(?:[^\S\n]*[A-Z0-9][\w'’\-.,:]*[^\S\n]+(?:(?:a|an|the|of|to|in|on|for|and|or|at|by|from|with)[^\S\n]+)?){3,}[A-Z0-9][\w'’\-.,:?!]*[^\S\n]*$", re.MULTILINE)
+
+
+def _acronyms_only(match: re.Match[str]) -> str:
+    return " ".join(w if sum(c.isupper() for c in w) >= 2 else w.lower() for w in match.group(0).split(" "))
 
 
 @dataclass(frozen=True, slots=True)
 class DocumentVocabulary:
     """What the lexical checks need from the evidence texts, built once per interaction."""
 
-    words: frozenset[str]
-    numbers: frozenset[str]
-    text: str  # all texts, lower-cased, for substring checks of multi-word names
+    words: frozenset[str]  # content words, stemmed
+    tokens: frozenset[str]  # every word, whole, lower-cased (for names)
+    quantities: tuple[Quantity, ...]
+    writes_names: bool  # the texts capitalise names (a lower-cased document gives no name to compare with)
 
     @classmethod
     def of(cls, texts: Sequence[str]) -> DocumentVocabulary:
@@ -81,15 +153,16 @@ class DocumentVocabulary:
             return parts[0]
         return cls(
             frozenset().union(*(p.words for p in parts)),
-            frozenset().union(*(p.numbers for p in parts)),
-            "\n".join(p.text for p in parts),
+            frozenset().union(*(p.tokens for p in parts)),
+            tuple(q for p in parts for q in p.quantities),
+            any(p.writes_names for p in parts),
         )
 
 
 @functools.lru_cache(maxsize=4096)
 def _vocabulary_of_text(text: str) -> DocumentVocabulary:
     # Retrieved documents recur across requests (the same manual page answers many questions): cache by text.
-    return DocumentVocabulary(frozenset(content_words(text)), frozenset(numbers(text)), text.lower())
+    return DocumentVocabulary(frozenset(content_words(text)), tokens(text), quantities(text), bool(names(text)))
 
 
 @dataclass(frozen=True, slots=True)
@@ -98,13 +171,38 @@ class LexicalEvidence:
 
     content_words: int  # the claim's content words
     precision: float  # share of them found in the documents (1.0 for a claim with none)
-    missing_numbers: tuple[str, ...]  # numbers in the claim that no document contains
-    missing_names: tuple[str, ...]  # names/codes in the claim that no document contains
+    missing_numbers: tuple[str, ...]  # quantities of the claim that no document states (nor the claim converts)
+    missing_names: tuple[str, ...]  # names/codes in the claim that no document contains as a word
 
 
-def lexical_evidence(claim: str, vocabulary: DocumentVocabulary) -> LexicalEvidence:
+def name_in(name: str, vocabulary_tokens: frozenset[str]) -> bool:
+    """The name stands in the vocabulary as a word (or its stem: "Pacer" / "Pacers"), or all its hyphenated parts do."""
+    if name in vocabulary_tokens or stem(name) in vocabulary_tokens:
+        return True
+    parts = [p for p in re.split(r"[-.]", name) if p]
+    return len(parts) > 1 and all(p in vocabulary_tokens or stem(p) in vocabulary_tokens for p in parts)
+
+
+def name_or_short_form_in(name: str, vocabulary_tokens: frozenset[str]) -> bool:
+    """`name_in`, or a short form of a word there, or a word there a short form of it ("Rep." / "Representative",
+    "Oct." / "October", "Texan" / "Texas"): what the conflict check allows before calling a name substituted."""
+    if name_in(name, vocabulary_tokens):
+        return True
+    for token in vocabulary_tokens:
+        shorter, longer = (name, token) if len(name) <= len(token) else (token, name)
+        if len(shorter) >= 3 and longer.startswith(shorter[:-1] if len(shorter) >= 5 else shorter):
+            return True
+    return False
+
+
+def lexical_evidence(claim: str, vocabulary: DocumentVocabulary, premise: DocumentVocabulary | None = None) -> LexicalEvidence:
+    """`premise`: the question's vocabulary.  A number or a name the user stated is not one the model invented
+    ("What does Button 1 do?" -> "Button 1 places the ignition in ACC"), though it does not support the claim."""
     words = content_words(claim)
     found = sum(1 for word in words if word in vocabulary.words)
-    missing_numbers = tuple(sorted(n for n in numbers(claim) if n not in vocabulary.numbers))
-    missing_names = tuple(sorted(n for n in names(claim) if n not in vocabulary.text))
+    own = quantities(claim)
+    stated = vocabulary.quantities + (premise.quantities if premise is not None else ())
+    known = vocabulary.tokens | (premise.tokens if premise is not None else frozenset())
+    missing_numbers = tuple(sorted({q.describe() for q in own if not stated_in(q, stated) and not converted_within(q, own)}))
+    missing_names = tuple(sorted(n for n in names(claim) if not name_in(n, known)))
     return LexicalEvidence(len(words), found / len(words) if words else 1.0, missing_numbers, missing_names)

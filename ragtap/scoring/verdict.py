@@ -2,6 +2,8 @@
 
 With supporting content (the injected case):
 1. the answer is worded as a refusal                                  -> refusal
+   (unless another of its claims is unsupported or contradicted: then unsupported_answer, the refusal kept as
+   `refusal_phrase`: "the passages do not mention X; X is ..." adds what it invented)
 2. SDQ, SDRD and SDA all pass                                         -> grounded
 3. QA fails as well as a primary metric (the thesis's refusal rule),
    and no claim of the answer is supported by the evidence             -> refusal
@@ -56,10 +58,13 @@ def _fmt(scores: Scores, passed: dict[str, bool], names: tuple[str, ...]) -> str
 
 
 def _claim_numbers(claims: Sequence[ClaimSupport], of: str) -> str:
-    """'claims 2, 4 of 5': positions, never text (explanations are exported without content capture)."""
+    """'claims 2, 4 of 5 (2 contradicted)': positions, never text (explanations are exported without content
+    capture).  Contradicted claims are marked: the evidence they rest on says otherwise."""
     all_of = [c for c in claims if c.of == of and c.supported is not None]
-    bad = [str(i) for i, c in enumerate(all_of, 1) if c.supported is False]
-    return f"claim{'s' if len(bad) > 1 else ''} {', '.join(bad)} of {len(all_of)}"
+    bad = [(i, c) for i, c in enumerate(all_of, 1) if c.supported is False]
+    which = f"claim{'s' if len(bad) > 1 else ''} {', '.join(str(i) for i, _ in bad)} of {len(all_of)}"
+    contradicted = [str(i) for i, c in bad if c.contradicted]
+    return which + (f" (contradicted: {', '.join(contradicted)})" if contradicted else "")
 
 
 def assess(
@@ -86,13 +91,18 @@ def assess(
         return result(Verdict.UNSCORED, f"not scored: {unscored_reason or 'no answer'}")
 
     phrase = refusal.find(answer)
-    if phrase is not None:
-        # The phrase is answer text: kept on the Assessment for content-capturing exporters, not in `why`.
-        return result(Verdict.REFUSAL, "the answer declines (refusal wording)", phrase)
     answer_claims = judged(claims, "answer")
+    answer_unsupported = unsupported(claims, "answer")
+    if phrase is not None:
+        # The phrase is answer text: kept on the Assessment for content-capturing exporters, not in `why`.  A
+        # refusal does not hide what the answer adds after declining ("the passages do not mention X; X is ..."):
+        # its own sentence is not judged (pipeline/batch.py), the others are.
+        if answer_unsupported:
+            which = _claim_numbers(claims, "answer")
+            return result(Verdict.UNSUPPORTED_ANSWER, f"the answer declines (refusal wording), then states what the evidence does not support ({which})", phrase)
+        return result(Verdict.REFUSAL, "the answer declines (refusal wording)", phrase)
     if answer_claims and all(is_deferral(c.text) for c in answer_claims):
         return result(Verdict.REFUSAL, "the answer only defers (to a manual, a dealer, 'it depends'): it answers nothing")
-    answer_unsupported = unsupported(claims, "answer")
 
     if scores.sdq is None:  # no supporting content: judge the answer against the documents
         return _without_support(result, scores, passed, answer, documents, claims, claim_thresholds)

@@ -19,6 +19,7 @@ the new text; the final response object is one rewrite of one part.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from ragtap.split.responses import ClientEcho, first_text_part, restore_echo, set_answer, was_truncated
@@ -29,10 +30,16 @@ _FINAL_EVENTS = frozenset({"response.completed", "response.incomplete", "respons
 
 
 class ResponsesStreamSplitter:
-    def __init__(self, echo: ClientEcho, max_kept_chars: int = DEFAULT_MAX_CHARS) -> None:
+    def __init__(self, echo: ClientEcho, max_kept_chars: int = DEFAULT_MAX_CHARS, text_filter: Callable[[str], str] | None = None) -> None:
         self.echo = echo
         self.extractor = AnswerStreamExtractor(max_kept_chars)
         self.result: StreamResult | None = None
+        # The proxy's answer gate (its `feed`), when one is open: every piece of answer text passes through it, and
+        # what it lets through is what the app received (`delivered`), which the done events then carry.
+        self.text_filter = text_filter
+        self.sent_parts: list[str] | None = [] if text_filter is not None else None
+        self.released = ""  # the text the gate released when the answer was complete (set by the proxy)
+        self.text_closed = False  # the split part's last delta is out (at its `output_text.done`, or at the end)
         self.item_id: str | None = None  # the message item whose first output_text part is split
         self.content_index: int | None = None
         self.delta_template: dict[str, Any] | None = None  # the last delta of the split part, for a closing delta
@@ -52,7 +59,7 @@ class ResponsesStreamSplitter:
         elif kind == "response.content_part.done":
             part = event.get("part")
             if self._is_split_part(event) and isinstance(part, dict) and self.result is not None:
-                part["text"] = self.result.answer
+                part["text"] = self.delivered
         elif kind == "response.output_item.done":
             self._item_done(event.get("item"))
         elif kind == "response.output_item.added":
@@ -78,17 +85,56 @@ class ResponsesStreamSplitter:
 
     def close(self) -> list[dict[str, Any]]:
         """The stream ended before the split part was done (the upstream broke off): the answer text the
-        extractor still holds, as one last delta."""
-        if self.result is not None or self.delta_template is None:
+        extractor still holds (and the gate released), as one last delta."""
+        if not self.text_open():
             return []
-        remainder = self._finish(truncated=True).remainder
-        if not remainder:
+        self.text_closed = True
+        closing = self._closing_text(self._finish(truncated=True))
+        if not closing:
             return []
-        closing = {**self.delta_template, "delta": remainder}
-        if "sequence_number" in closing:
-            closing["sequence_number"] = self.next_number
+        assert self.delta_template is not None
+        closing_event = {**self.delta_template, "delta": closing}
+        if "sequence_number" in closing_event:
+            closing_event["sequence_number"] = self.next_number
         self.next_number += 1
-        return [closing]
+        return [closing_event]
+
+    # --- seam (b): the proxy awaits its gate's release when the answer is complete --------------------------
+
+    def ends_text(self, event: dict[str, Any]) -> bool:
+        """`event` completes the split text (its `output_text.done`), which is still open."""
+        return event.get("type") == "response.output_text.done" and not self.text_closed and self._is_split_part(event)
+
+    def text_open(self) -> bool:
+        """Answer text was split and its last delta is not out yet (the stream ends without `output_text.done`)."""
+        return not self.text_closed and self.delta_template is not None
+
+    def finish_text(self, event: dict[str, Any] | None) -> StreamResult:
+        """The split of the answer, complete: at its `output_text.done` (`event`), or at the end of the stream."""
+        if event is not None and self.result is None and not isinstance(self.delta_template, dict) and isinstance(event.get("text"), str):
+            self._emit(self.extractor.feed(event["text"]))  # no deltas came (or none we could read): split the done text
+        return self._finish(truncated=event is None)
+
+    @property
+    def delivered(self) -> str:
+        """The answer text the app received."""
+        if self.sent_parts is not None:
+            return "".join(self.sent_parts)
+        return self.result.answer if self.result is not None else ""
+
+    def _emit(self, text: str) -> str:
+        if self.text_filter is not None:
+            text = self.text_filter(text) if text else text
+            if text:
+                self.sent_parts.append(text)  # type: ignore[union-attr]
+        return text
+
+    def _closing_text(self, result: StreamResult) -> str:
+        closing = self._emit(result.remainder) if result.remainder else ""
+        if self.released:
+            closing += self.released
+            self.sent_parts.append(self.released)  # type: ignore[union-attr]
+        return closing
 
     def outcome(self) -> StreamResult:
         result = self.result or self._finish(truncated=True)
@@ -116,22 +162,21 @@ class ResponsesStreamSplitter:
         if self.result is not None or not isinstance(delta, str):
             return [event]
         self.delta_template = event
-        text = self.extractor.feed(delta)
+        text = self._emit(self.extractor.feed(delta))
         if not text:
             return []
         event["delta"] = text
         return [event]
 
     def _text_done(self, event: dict[str, Any]) -> list[dict[str, Any]]:
-        if self.result is not None:
+        if self.text_closed:
             return [event]
-        if not isinstance(self.delta_template, dict) and isinstance(event.get("text"), str):
-            self.extractor.feed(event["text"])  # no deltas came (or none we could read): split the done text
-        result = self._finish(truncated=False)
+        self.text_closed = True
+        closing = self._closing_text(self.finish_text(event))
         out: list[dict[str, Any]] = []
-        if result.remainder and self.delta_template is not None:
-            out.append({**self.delta_template, "delta": result.remainder})
-        event["text"] = result.answer
+        if closing and self.delta_template is not None:
+            out.append({**self.delta_template, "delta": closing})
+        event["text"] = self.delivered
         out.append(event)
         return out
 
@@ -142,7 +187,7 @@ class ResponsesStreamSplitter:
         if isinstance(content, list) and isinstance(self.content_index, int) and 0 <= self.content_index < len(content):
             part = content[self.content_index]
             if isinstance(part, dict) and isinstance(part.get("text"), str):
-                part["text"] = self.result.answer
+                part["text"] = self.delivered
 
     def _final(self, response: dict[str, Any]) -> None:
         self.final = response
@@ -151,4 +196,4 @@ class ResponsesStreamSplitter:
             return
         where = first_text_part(response)
         if where is not None:
-            set_answer(response, where, self.result.answer)
+            set_answer(response, where, self.delivered)

@@ -22,7 +22,6 @@ must be JSON from the page's own origin (a cross-site form cannot label).
 
 from __future__ import annotations
 
-import hmac
 import logging
 from collections.abc import Awaitable, Callable
 from importlib import resources
@@ -30,6 +29,7 @@ from typing import Any
 
 from aiohttp import web
 
+from ragtap.auth import BearerToken
 from ragtap.store.base import VERDICTS, CaptureStore, InvalidLabel, StoreError, UnknownInteraction
 from ragtap.triage.api import MAX_LABEL_BODY_BYTES, BadRequest, QueryParams, detail_json, parse_label, row_json, store_query
 from ragtap.triage.settings import TriageSettings
@@ -81,16 +81,15 @@ class TriageAPI:
         self.store = store
         self.settings = settings
         self.thresholds = thresholds
-        self._expected = f"Bearer {token}".encode() if token else None
+        self._bearer = BearerToken(token)
         self._hosts = {name.lower() for name in (*_LOOPBACK_NAMES, listen_host, f"[{listen_host}]")}
         self._page = _asset("index.html")
         self._assets = {name: (_asset(name), kind) for name, kind in _ASSETS.items()}
 
     # --- access --------------------------------------------------------------------------------------------------
     def _refused(self, request: web.Request) -> web.Response | None:
-        if self._expected is not None:
-            given = request.headers.get("Authorization", "").strip().encode()
-            if not hmac.compare_digest(given, self._expected):
+        if self._bearer.required:
+            if not self._bearer.allows(request.headers.get("Authorization")):
                 # no WWW-Authenticate challenge: the browser must not pop up its own login box; the page asks
                 return _error(401, "unauthorized: send Authorization: Bearer <the [prometheus] token>")
             return None

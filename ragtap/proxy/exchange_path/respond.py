@@ -1,0 +1,80 @@
+"""Step 6: respond.  `respond` awaits a route's response and maps ragtap's own failures to an error the app's SDK
+parses; the exchange's hooks and scoring then run on the next loop turn, off the app's latency.  A reply body is
+read whole only up to `replies.max_body_bytes` (`read_bounded`); beyond, it is relayed unchanged (`relay_too_large`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable
+from time import perf_counter as now
+
+import aiohttp
+from aiohttp import web
+
+from ragtap.exchange import ExchangeRecord
+from ragtap.proxy.errors import BadPath, RequestTooDeep, UpstreamUnavailable, failure_response
+from ragtap.proxy.exchange_path.handoff import after_response, score_later
+from ragtap.proxy.exchange_path.read import Exchange
+from ragtap.proxy.passthrough import relay_response
+from ragtap.split.stream import REPLY_TOO_LARGE
+
+
+async def respond(exchange: Exchange, route: Awaitable[web.StreamResponse]) -> web.StreamResponse:
+    """Await a route's response; ragtap's own failures become the app's answer (an OpenAI-shaped error).  The
+    exchange's hooks run after the response (`after_response`, next loop turn): not part of the app's latency."""
+    record = exchange.record
+    loop = asyncio.get_running_loop()
+    try:
+        response = await route
+    except (UpstreamUnavailable, BadPath, RequestTooDeep) as failure:
+        response = failure_response(record, failure)
+    except asyncio.CancelledError:  # the app hung up (or the grace period ran out): the upstream request is dropped
+        record.outcome, record.finished_at = "incomplete", now()
+        exchange.pending = None
+        loop.call_soon(after_response, exchange)
+        raise
+    record.finished_at = now()
+    loop.call_soon(after_response, exchange)
+    return response
+
+
+class TooLarge:
+    """A reply body over `replies.max_body_bytes`: the bytes read so far (at most the limit plus one read)."""
+
+    __slots__ = ("prefix",)
+
+    def __init__(self, prefix: bytes) -> None:
+        self.prefix = prefix
+
+
+async def read_bounded(upstream: aiohttp.ClientResponse, record: ExchangeRecord, limit: int) -> bytes | TooLarge:
+    """The whole reply body if it is at most `limit` bytes; else what was read so far, the rest left unread (the
+    caller relays it).  A body that breaks off or stalls is UpstreamUnavailable (502 / 504: nothing was sent yet)."""
+    if upstream.content_length is not None and upstream.content_length > limit:
+        return TooLarge(b"")
+    parts: list[bytes] = []
+    size = 0
+    try:
+        async for chunk in upstream.content.iter_any():
+            parts.append(chunk)
+            size += len(chunk)
+            if size > limit:
+                return TooLarge(b"".join(parts))
+    except (aiohttp.ClientPayloadError, aiohttp.ClientConnectionError, TimeoutError) as error:
+        upstream.release()
+        record.upstream_done_at = now()
+        raise UpstreamUnavailable.from_broken_body(error) from error
+    upstream.release()
+    record.upstream_done_at = now()
+    return b"".join(parts)
+
+
+async def relay_too_large(exchange: Exchange, upstream: aiohttp.ClientResponse, too_large: TooLarge, *, scored: bool) -> web.StreamResponse:
+    """A reply too large to hold: the app gets the upstream's bytes unchanged, streamed through; when `scored`
+    (a RAG reply), it is handed to scoring as unscored (`reply_too_large`)."""
+    prefix, too_large.prefix = too_large.prefix, b""
+    response = await relay_response(exchange.request, upstream, exchange.record, decompressed=True, prefix=prefix)
+    if scored:
+        score_later(exchange, None, None, REPLY_TOO_LARGE)
+    return response

@@ -1,0 +1,149 @@
+"""Evidence alignment: the sentence (or two adjacent sentences) of the documents that a claim rests on.
+
+Checked against all documents at once, "the warranty lasts 3 years" passes wherever the documents say 2 years for
+the warranty and 3 for the battery: every word and number is *somewhere*.  A claim is a statement about one thing,
+and the documents state that thing in one place; so each claim is first aligned with that place, and its numbers,
+names, negations and order words are then compared with *that* evidence (conflicts.py).
+
+Alignment is lexical: the evidence sentences are ranked by how much of the claim's content they hold, each word
+weighted by how rare it is among the evidence sentences (a word every sentence has says nothing about which one the
+claim rests on).  Numbers and names take no part in the ranking, since they are what is compared afterwards: a
+claim with a changed number must still find the sentence it changed.  Sentences are cut more eagerly than for
+claims (a lower-cased or OCR'd document still has sentences: any `.`, `!`, `?` or `;` followed by a space ends one),
+and a window of two adjacent sentences is considered when the second adds to the first.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from ragtap.scoring.lexical import content_words
+from ragtap.scoring.sentences import ABBREVIATIONS
+
+_EAGER_BOUNDARY = re.compile(r"(?<=[.!?;])[\"'”’)\]]*\s+|\n+")
+_MAX_SENTENCE_WORDS = 60  # a run-on "sentence" (a table flattened to text) is cut into windows of this many words
+_WORD = re.compile(r"\S+")
+
+
+@dataclass(frozen=True, slots=True)
+class EvidenceSentence:
+    document: int  # index of the document (-1: the supporting content, used as evidence for the answer)
+    start: int  # character offsets in that document
+    end: int
+    text: str
+    words: frozenset[str]  # content words, stemmed
+
+
+@dataclass(frozen=True, slots=True)
+class Window:
+    """One or two adjacent evidence sentences a claim is aligned with."""
+
+    document: int
+    start: int
+    end: int
+    text: str
+    coverage: float  # weighted share of the claim's content words the window holds (0..1)
+    covered: int  # how many of the claim's content words it holds
+    sentences: tuple[int, ...]  # indexes into the index's sentences
+
+
+def _ends_with_abbreviation(text: str) -> bool:
+    word = text.rstrip().rsplit(None, 1)[-1] if text.strip() else ""
+    word = word.rstrip(".").lower()
+    return word in ABBREVIATIONS or (len(word) == 1 and word.isalpha())
+
+
+@functools.lru_cache(maxsize=4096)
+def _sentence_spans(text: str) -> tuple[tuple[int, int], ...]:
+    """Eager sentence spans of one document text (cached: documents recur across requests)."""
+    spans: list[tuple[int, int]] = []
+    start = 0
+    for match in _EAGER_BOUNDARY.finditer(text):
+        if match.group(0).strip(" \t") == "" and _ends_with_abbreviation(text[start : match.start()]):
+            continue
+        spans.extend(_cut(text, start, match.start()))
+        start = match.end()
+    spans.extend(_cut(text, start, len(text)))
+    return tuple(spans)
+
+
+def _cut(text: str, start: int, end: int) -> list[tuple[int, int]]:
+    piece = text[start:end]
+    lead = len(piece) - len(piece.lstrip())
+    start, end = start + lead, start + len(piece.rstrip())
+    if start >= end:
+        return []
+    words = [m.span() for m in _WORD.finditer(text, start, end)]
+    if len(words) <= _MAX_SENTENCE_WORDS:
+        return [(start, end)]
+    step = _MAX_SENTENCE_WORDS // 2
+    out = []
+    for first in range(0, len(words), step):
+        last = min(first + _MAX_SENTENCE_WORDS, len(words)) - 1
+        out.append((words[first][0], words[last][1]))
+        if last == len(words) - 1:
+            break
+    return out
+
+
+@functools.lru_cache(maxsize=4096)
+def _sentences_of(text: str, document: int) -> tuple[EvidenceSentence, ...]:
+    return tuple(EvidenceSentence(document, a, b, text[a:b], frozenset(content_words(text[a:b]))) for a, b in _sentence_spans(text))
+
+
+class EvidenceIndex:
+    """The evidence sentences of one interaction, indexed by content word."""
+
+    __slots__ = ("sentences", "_postings", "_weight")
+
+    def __init__(self, texts: Sequence[tuple[int, str]]) -> None:
+        """`texts`: (document index, text) pairs; the supporting content may take part as document -1."""
+        self.sentences: list[EvidenceSentence] = [s for document, text in texts for s in _sentences_of(text, document)]
+        postings: dict[str, list[int]] = {}
+        for index, sentence in enumerate(self.sentences):
+            for word in sentence.words:
+                postings.setdefault(word, []).append(index)
+        self._postings = postings
+        count = len(self.sentences)
+        # Inverse sentence frequency, smoothed: a word in every sentence still weighs a little.
+        self._weight = {word: math.log(1 + count / len(ids)) for word, ids in postings.items()}
+
+    def weight(self, word: str) -> float:
+        # A claim word no evidence sentence has weighs as much as the rarest evidence word.
+        return self._weight.get(word, math.log(1 + max(1, len(self.sentences))))
+
+    def align(self, words: Sequence[str], limit: int = 3) -> list[Window]:
+        """The best windows for a claim's content words, best first (empty when no sentence shares a word)."""
+        unique = list(dict.fromkeys(words))
+        if not unique or not self.sentences:
+            return []
+        total = sum(self.weight(w) for w in unique)
+        scores: dict[int, float] = {}
+        for word in unique:
+            for index in self._postings.get(word, ()):
+                scores[index] = scores.get(index, 0.0) + self.weight(word)
+        if not scores:
+            return []
+        ranked = sorted(scores, key=lambda i: (-scores[i], i))[: max(limit, 4)]
+        windows = [self._window((i,), unique, total) for i in ranked]
+        # Two adjacent sentences when the neighbour holds claim words the sentence lacks.
+        for index in ranked[:2]:
+            for other in (index - 1, index + 1):
+                if 0 <= other < len(self.sentences) and self.sentences[other].document == self.sentences[index].document and other in scores:
+                    pair = tuple(sorted((index, other)))
+                    window = self._window(pair, unique, total)
+                    if window.coverage > windows[0].coverage + 1e-9:
+                        windows.append(window)
+        windows.sort(key=lambda w: (-w.coverage, len(w.sentences), w.sentences))
+        return windows[:limit]
+
+    def _window(self, indexes: tuple[int, ...], words: Sequence[str], total: float) -> Window:
+        held = frozenset().union(*(self.sentences[i].words for i in indexes))
+        covered = [w for w in words if w in held]
+        first, last = self.sentences[indexes[0]], self.sentences[indexes[-1]]
+        text = first.text if len(indexes) == 1 else f"{first.text} {last.text}"
+        return Window(first.document, first.start, last.end, text, sum(self.weight(w) for w in covered) / total, len(covered), indexes)

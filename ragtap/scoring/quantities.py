@@ -1,0 +1,346 @@
+"""Numbers in prose, with what they count: "2 years", "78.37 degrees Celsius", "$181,674,817", "16 Sherpas".
+
+A number alone says little: "the warranty lasts 3 years" is wrong where the documents say 2 years for the warranty
+and 3 for the battery, although "3" stands in the documents.  So each number is read with its *slot*: a unit ragtap
+knows (with its dimension, so that 10 km and 10 miles disagree while 5 mph and 8 km/h agree), else the noun that
+follows it ("16 Sherpas": slot "sherpa"), and whether the writer hedged it ("about 78.4", "over $181 million").
+
+Two quantities agree when their values agree after unit conversion, a rounder number being allowed to be the
+rounding (or, hedged, the truncation) of a more precise one; `agree` says how they compare.  Number words
+("two", "a dozen", "1.5 million") are read as numbers.  A small table of common units, not a units library: the
+point is to recognise units in prose (pint parses quantity expressions, not running text), and the few conversions
+a model adds on its own ("58 degrees Fahrenheit (15 degrees Celsius)").
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+import re
+from dataclasses import dataclass
+
+from ragtap.scoring.words import stem
+
+# unit word -> (canonical unit, dimension, factor to the dimension's base unit).  Temperature is affine (below).
+_UNITS: dict[str, tuple[str, str, float]] = {}
+
+
+def _unit(canonical: str, dimension: str, factor: float, *words: str) -> None:
+    for word in (canonical, *words):
+        _UNITS[word] = (canonical, dimension, factor)
+
+
+_unit("mm", "length", 0.001, "millimeter", "millimeters", "millimetre", "millimetres")
+_unit("cm", "length", 0.01, "centimeter", "centimeters", "centimetre", "centimetres")
+_unit("m", "length", 1.0, "meter", "meters", "metre", "metres")
+_unit("km", "length", 1000.0, "kilometer", "kilometers", "kilometre", "kilometres", "kms")
+_unit("in", "length", 0.0254, "inch", "inches")
+_unit("ft", "length", 0.3048, "foot", "feet")
+_unit("yd", "length", 0.9144, "yard", "yards")
+_unit("mi", "length", 1609.344, "mile", "miles")
+_unit("mg", "mass", 1e-6, "milligram", "milligrams")
+_unit("g", "mass", 0.001, "gram", "grams")
+_unit("kg", "mass", 1.0, "kilogram", "kilograms", "kilo", "kilos")
+_unit("lb", "mass", 0.45359237, "lbs", "pound", "pounds")
+_unit("oz", "mass", 0.028349523, "ounce", "ounces")
+_unit("tonne", "mass", 1000.0, "tonnes", "ton", "tons")
+_unit("ml", "volume", 0.001, "milliliter", "milliliters", "millilitre", "millilitres")
+_unit("l", "volume", 1.0, "liter", "liters", "litre", "litres")
+_unit("gal", "volume", 3.785411784, "gallon", "gallons")
+_unit("qt", "volume", 0.946352946, "quart", "quarts")
+_unit("mph", "speed", 0.44704, "miles per hour")
+_unit("km/h", "speed", 1 / 3.6, "kph", "kmh", "km/hr", "kilometers per hour", "kilometres per hour")
+_unit("knot", "speed", 0.514444, "knots")
+_unit("psi", "pressure", 6894.757)
+_unit("kpa", "pressure", 1000.0)
+_unit("bar", "pressure", 100000.0)
+_unit("nm", "torque", 1.0, "n·m", "n-m", "newton-meters", "newton meters")
+_unit("lb-ft", "torque", 1.3558179, "lb.-ft.", "ft-lb", "ft-lbs", "lb-ft.", "foot-pounds", "pound-feet")
+_unit("hp", "power", 745.7, "horsepower")
+_unit("kw", "power", 1000.0, "kilowatt", "kilowatts")
+_unit("w", "power", 1.0, "watt", "watts")
+_unit("second", "time", 1.0, "seconds", "sec", "secs", "s")
+_unit("minute", "time", 60.0, "minutes", "min", "mins")
+_unit("hour", "time", 3600.0, "hours", "hr", "hrs", "h")
+_unit("day", "time", 86400.0, "days")
+_unit("week", "time", 604800.0, "weeks")
+_unit("month", "time", 2629746.0, "months")
+_unit("year", "time", 31556952.0, "years", "yr", "yrs")
+_unit("decade", "time", 315569520.0, "decades")
+_unit("century", "time", 3155695200.0, "centuries")
+_unit("%", "percent", 1.0, "percent", "per cent", "pct")
+_unit("usd", "money_usd", 1.0, "$", "dollar", "dollars", "us$")
+_unit("eur", "money_eur", 1.0, "€", "euro", "euros")
+_unit("gbp", "money_gbp", 1.0, "£", "sterling")
+_unit("degc", "temperature", 1.0, "°c", "celsius", "degrees celsius", "degree celsius", "centigrade", "℃")
+_unit("degf", "temperature", 1.0, "°f", "fahrenheit", "degrees fahrenheit", "degree fahrenheit", "℉")
+
+_MULTIPLIERS = {"thousand": 1e3, "k": 1e3, "million": 1e6, "mln": 1e6, "m": 1e6, "billion": 1e9, "bn": 1e9, "b": 1e9, "trillion": 1e12}
+_WORD_NUMBERS = {
+    "zero": 0, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8, "nine": 9,
+    "ten": 10, "eleven": 11, "twelve": 12, "thirteen": 13, "fourteen": 14, "fifteen": 15, "sixteen": 16,
+    "seventeen": 17, "eighteen": 18, "nineteen": 19, "twenty": 20, "thirty": 30, "forty": 40, "fifty": 50,
+    "sixty": 60, "seventy": 70, "eighty": 80, "ninety": 90, "hundred": 100, "dozen": 12, "twice": 2,
+    "first": 1, "second": 2, "third": 3, "fourth": 4, "fifth": 5, "sixth": 6, "seventh": 7, "eighth": 8, "ninth": 9,
+    "tenth": 10,
+}
+_ORDINAL_WORDS = frozenset({"first", "second", "third", "fourth", "fifth", "sixth", "seventh", "eighth", "ninth", "tenth"})
+# Hedges: the writer does not claim the exact value.
+_HEDGES = (
+    "about", "approximately", "approx.", "approx", "around", "roughly", "nearly", "almost", "some", "over", "under",
+    "more than", "less than", "fewer than", "greater than", "up to", "circa", "ca.", "estimated", "upwards of",
+    "just under", "just over", "close to", "at least", "at most", "below", "above", "exceeding", "~",
+)
+_HEDGED_HEAD = re.compile(r"(?:^|[^\w])(?:" + "|".join(re.escape(h) for h in _HEDGES) + r")\s*[$€£]?\s*$")
+# Units written with symbols the word tokenizer would cut ("km/h", "N·m", "lb-ft", "°C").
+_SYMBOL_UNIT = re.compile(r"(km/hr?|kmh|n·m|n-m|lb\.?-ft\.?|ft\.?-lbs?\.?|°\s?[cf]\b|℃|℉|%)")
+
+_NUMBER = re.compile(
+    r"(?P<cur>[$€£])?\s?"
+    r"(?P<num>\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?|\.\d+)"
+    r"(?P<ord>st|nd|rd|th)?(?P<dec>s)?"
+    r"(?:\s?(?P<mult>thousand|million|billion|trillion|mln|bn|k|m|b)\b)?",
+    re.IGNORECASE,
+)
+_WORD = re.compile(r"[^\W_]+(?:[-'’][^\W_]+)*|[%°$€£℃℉]", re.UNICODE)
+_TIME_OF_DAY = re.compile(r"\b\d{1,2}:\d{2}\b")
+
+
+@dataclass(frozen=True, slots=True)
+class Quantity:
+    """One number as the text states it."""
+
+    value: float
+    slot: str | None  # canonical unit ("km", "degc", "usd", "year"...), else the stem of the noun that follows
+    dimension: str | None  # "length", "time"... when the slot is a known unit
+    decimals: int  # digits after the point as written (precision of the statement)
+    hedged: bool  # "about", "over", "nearly"...: the value is not claimed exactly
+    ordinal: bool  # "3rd", "third"
+    text: str  # as written, e.g. "3 years"
+    start: int  # character offsets of the number in the text
+    end: int
+
+    @property
+    def is_year(self) -> bool:
+        return self.slot in (None, "year_date") and self.decimals == 0 and 1000 <= self.value <= 2100 and not self.ordinal
+
+    def describe(self) -> str:
+        value = f"{self.value:g}" if self.value < 1e15 else str(self.value)
+        return f"{value} {self.slot}" if self.slot and self.slot != "year_date" else value
+
+
+def _lookup_unit(words: list[str], index: int) -> tuple[str, str, float, int] | None:
+    """The unit starting at words[index] (one to three words: "degrees celsius", "miles per hour")."""
+    for size in (3, 2, 1):
+        phrase = " ".join(words[index : index + size])
+        if phrase in _UNITS:
+            canonical, dimension, factor = _UNITS[phrase]
+            return canonical, dimension, factor, size
+    return None
+
+
+def _decimals(number: str) -> int:
+    return len(number.split(".", 1)[1]) if "." in number else 0
+
+
+@functools.lru_cache(maxsize=16384)
+def quantities(text: str) -> tuple[Quantity, ...]:
+    """The numbers of `text` with their slots, in order.  Cached by text: documents recur across requests."""
+    lowered = text.lower()
+    found: list[Quantity] = []
+    taken: list[tuple[int, int]] = []
+    for match in _TIME_OF_DAY.finditer(lowered):  # "2:20 PM": a clock time, compared as written
+        hours, minutes = match.group(0).split(":")
+        found.append(Quantity(int(hours) + int(minutes) / 100, "clock", "clock", 2, False, False, match.group(0), match.start(), match.end()))
+        taken.append(match.span())
+    for match in _NUMBER.finditer(lowered):
+        start, end = match.span("num")
+        if any(a <= start < b for a, b in taken):
+            continue
+        # A number glued to letters is a code, not a quantity ("P215/65R15", "5W-30", "A4"): skip it.
+        before = lowered[start - 1] if start else " "
+        if before == "-" and start >= 2 and lowered[start - 2].isalpha():
+            continue  # the number of a code: "5W-30", "COVID-19", "F-150"
+        after_index = match.end("dec") if match.group("dec") else match.end("ord") if match.group("ord") else end
+        after = lowered[after_index] if after_index < len(lowered) else " "
+        glued = after.isalpha() and not (match.group("mult") or match.group("ord") or match.group("dec"))
+        if before.isalpha() or before == "/" or (glued and not _glued_unit(lowered, after_index)):
+            continue
+        if after in "/-" and after_index + 1 < len(lowered) and lowered[after_index + 1].isalpha() and not _glued_unit(lowered, after_index + 1):
+            continue  # "4-door", "3/4-inch": part of a compound word, not a count ("3-year" keeps its unit)
+        number = match.group("num")
+        try:
+            value = float(number.replace(",", ""))
+        except ValueError:
+            continue
+        mult = match.group("mult")
+        if mult and mult in ("m", "b") and not match.group("cur"):
+            mult = None  # "5 m" is metres, "5 b" nothing: only "$5m" / "$5b" are millions / billions
+        if mult:
+            value *= _MULTIPLIERS[mult]
+        cursor = match.end("mult") if match.group("mult") and mult else after_index
+        found.append(_with_slot(lowered, value, match.group("cur"), _decimals(number), bool(match.group("ord")), start, cursor))
+        taken.append((start, cursor))
+    found.extend(_word_numbers(lowered, taken))
+    found.sort(key=lambda q: q.start)
+    return tuple(found)
+
+
+def _glued_unit(text: str, index: int) -> bool:
+    """A unit written right after the digits: "120nm", "5mph", "15°c", "30%".  One letter glued to digits is
+    ambiguous ("95H" is a tyre's load index, "5W" an oil grade): not a unit."""
+    word = re.match(r"[a-z°%/·]+", text[index:])
+    if word is None:
+        return False
+    unit = word.group(0).rstrip(".")
+    return (len(unit) > 1 or unit in "%°") and (unit in _UNITS or _SYMBOL_UNIT.fullmatch(unit) is not None)
+
+
+def _with_slot(text: str, value: float, currency: str | None, decimals: int, ordinal: bool, start: int, end: int) -> Quantity:
+    rest = text[end : end + 60]
+    words = [m.group(0).rstrip(".") for m in _WORD.finditer(rest)][:4]
+    slot = dimension = None
+    symbol = _SYMBOL_UNIT.match(rest.lstrip())
+    if currency:
+        slot, dimension, _ = _UNITS[currency]
+    elif symbol is not None:
+        unit = symbol.group(1).replace(" ", "").replace(".", "")
+        unit = {"km/hr": "km/h", "n-m": "nm", "n·m": "nm", "°c": "degc", "°f": "degf", "lb-ft": "lb-ft"}.get(unit, unit)
+        unit = "lb-ft" if unit.startswith("ft-lb") else unit
+        slot, dimension, _ = _UNITS[unit]
+    elif words:
+        if words[0] in ("degrees", "degree", "°") and len(words) > 1 and words[1] in ("c", "f", "celsius", "fahrenheit", "centigrade"):
+            slot, dimension, _ = _UNITS["degrees " + ("celsius" if words[1] in ("c", "celsius", "centigrade") else "fahrenheit")]
+        elif (unit := _lookup_unit(words, 0)) is not None and not (words[0] in ("in", "s", "h", "m", "w", "min", "l", "g", "b") and not _tight(text, end)):
+            slot, dimension = unit[0], unit[1]
+        elif words[0] in ("°",) and len(words) == 1:
+            slot, dimension = "degc", "temperature"
+        elif words[0].isalpha() and words[0] not in _NOT_A_SLOT:
+            slot = stem(words[0].replace("’", "'"))
+    head = text[max(0, start - 24) : start]
+    hedged = _HEDGED_HEAD.search(head) is not None
+    if slot is None and decimals == 0 and 1000 <= value <= 2100 and not ordinal:
+        slot = "year_date"
+    shown = text[start:end].strip()
+    return Quantity(value, slot, dimension, decimals, hedged, ordinal, shown, start, end)
+
+
+def _tight(text: str, end: int) -> bool:
+    """True when an ambiguous one-letter unit ("5 m", "10 s", "2 h") is written as a unit: glued to the number,
+    or followed by a non-letter (not the start of a word such as "in the")."""
+    if end < len(text) and text[end].isalpha():
+        return True
+    tail = text[end:].lstrip()
+    return len(tail) < 2 or not tail[1].isalpha()
+
+
+# Words after a number that do not say what it counts ("5 of the", "3 and", "2 or 3").
+_NOT_A_SLOT = frozenset("of and or to the a an in on at for by with from than as is are was were be have has had per each more less".split())
+
+
+def _word_numbers(text: str, taken: list[tuple[int, int]]) -> list[Quantity]:
+    """Number words: "two years", "a dozen eggs", "twenty-five", "third".  Digits were read already."""
+    out = []
+    for match in re.finditer(r"\b(?:a\s+)?([a-z]+(?:-[a-z]+)?)\b", text):
+        word = match.group(1)
+        parts = word.split("-")
+        if not all(p in _WORD_NUMBERS for p in parts) or any(a <= match.start() < b for a, b in taken):
+            continue
+        if word in ("second",) and re.match(r"\s+(?:hand|thought|look|opinion|time)", text[match.end():]):
+            continue
+        if word == "one" and not re.match(r"\s+[a-z]", text[match.end():]):
+            continue  # "the one", "one of": a pronoun, not a count
+        value = float(sum(_WORD_NUMBERS[p] for p in parts))
+        ordinal = parts[-1] in _ORDINAL_WORDS
+        end = match.end()
+        mult = re.match(r"\s+(thousand|million|billion|trillion)\b", text[end:])
+        if mult:
+            value *= _MULTIPLIERS[mult.group(1)]
+            end += mult.end()
+        if parts[-1] == "hundred" and match.group(0).startswith("a "):
+            value = 100.0
+        out.append(_with_slot(text, value, None, 0, ordinal, match.start(1), end))
+    return out
+
+
+# ---------------------------------------------------------------------------------------------- comparison
+
+
+def _to_base(value: float, slot: str) -> float:
+    if slot == "degf":
+        return (value - 32) * 5 / 9
+    return value * _UNITS[slot][2] if slot in _UNITS else value
+
+
+def _close(claim: float, evidence: float, decimals: int, hedged: bool) -> bool:
+    """`claim` states `evidence`: equal, or its rounding / truncation at the claim's own precision, or (hedged)
+    within 10%."""
+    if math.isclose(claim, evidence, rel_tol=1e-9, abs_tol=1e-9):
+        return True
+    step = 10.0 ** (-decimals)
+    if claim == 0:
+        return hedged and abs(evidence) < step
+    # A rounder claim: "181 million" for 181,674,817, "78.4" for 78.37 (one step of the claim's last digit; a
+    # bare "3" states 3, never 2.6: integers below 10 need the exact value).
+    magnitude = 10.0 ** max(0, math.floor(math.log10(abs(claim))) - 1) if decimals == 0 and abs(claim) >= 100 and claim % 10 == 0 else step
+    if abs(claim - evidence) < magnitude and _rounder(claim, evidence, decimals):
+        return True
+    return hedged and abs(claim - evidence) <= 0.1 * abs(evidence)
+
+
+def _rounder(claim: float, evidence: float, decimals: int) -> bool:
+    """The evidence is stated more precisely than the claim (so the claim may be its rounding)."""
+    return evidence != round(evidence, decimals) or (decimals == 0 and claim % 10 == 0 and evidence % 10 != 0)
+
+
+def agree(claim: Quantity, evidence: Quantity) -> bool | None:
+    """True: the evidence states the claim's quantity (possibly converted or rounded).  False: they are
+    comparable (same slot or dimension) and disagree.  None: not comparable (they count different things)."""
+    if claim.ordinal != evidence.ordinal:
+        return None  # "the first sick passenger" is not a count of passengers
+    if claim.slot == "clock" or evidence.slot == "clock":
+        if claim.slot != evidence.slot:
+            return None
+        return math.isclose(claim.value, evidence.value)
+    if claim.dimension and evidence.dimension:
+        if claim.dimension != evidence.dimension:
+            return None
+        if claim.slot == evidence.slot:
+            return _close(claim.value, evidence.value, claim.decimals, claim.hedged)
+        if claim.dimension.startswith("money"):
+            return False
+        # Another unit of the same dimension: a conversion (5 mph = 8 km/h) agrees within rounding, a mere
+        # relabelling (10 km -> 10 miles) disagrees.
+        converted = _to_base(evidence.value, evidence.slot or "") 
+        back = converted / _UNITS[claim.slot][2] if claim.slot != "degf" else converted * 9 / 5 + 32  # type: ignore[index]
+        # Converted figures are rounded by whoever converts them: one step of the claim's last digit, or 3%.
+        tolerance = max(10.0 ** (-claim.decimals), 0.03 * abs(back))
+        return abs(back - claim.value) <= tolerance or (claim.hedged and abs(back - claim.value) <= 0.1 * abs(back))
+    if claim.slot and evidence.slot and claim.slot == evidence.slot:
+        return _close(claim.value, evidence.value, claim.decimals, claim.hedged)
+    if claim.is_year and evidence.is_year:
+        return claim.value == evidence.value
+    # One side has no slot (or slots differ): the same value still states it; a different value says nothing.
+    if _close(claim.value, evidence.value, claim.decimals, claim.hedged) and claim.ordinal == evidence.ordinal:
+        return True
+    return None
+
+
+def stated_in(claim: Quantity, evidence: tuple[Quantity, ...]) -> bool:
+    return any(agree(claim, q) is True for q in evidence)
+
+
+def contradicting(claim: Quantity, evidence: tuple[Quantity, ...]) -> Quantity | None:
+    """An evidence quantity that counts the same thing as the claim's and disagrees with it, when none agrees."""
+    verdicts = [(agree(claim, q), q) for q in evidence]
+    if any(v is True for v, _ in verdicts):
+        return None
+    return next((q for v, q in verdicts if v is False), None)
+
+
+def converted_within(claim: Quantity, siblings: tuple[Quantity, ...]) -> bool:
+    """The claim's quantity is the text's own conversion of another of its quantities ("58 °F (15 °C)")."""
+    return any(
+        q is not claim and q.dimension == claim.dimension and q.slot != claim.slot and claim.dimension is not None and agree(claim, q) is True
+        for q in siblings
+    )

@@ -1,0 +1,17 @@
+"""The stemmer every lexical comparison shares (words, and the nouns that say what a number counts)."""
+
+from __future__ import annotations
+
+
+def stem(word: str) -> str:
+    """A light suffix stripper: enough for latch/latches, tighten/tightened, check/checking, and (a final "e"
+    dropped from longer words) increase/increased/increasing."""
+    for suffix, keep in (("ies", "y"), ("ing", ""), ("ed", ""), ("es", ""), ("ly", ""), ("s", "")):
+        if suffix == "es" and not word.endswith(("sses", "xes", "zes", "ches", "shes")):
+            continue  # "boxes" -> "box", but "cases" -> "case" (the "s" rule)
+        if word.endswith(suffix) and len(word) - len(suffix) >= 3 and not word.endswith("ss"):
+            word = word[: len(word) - len(suffix)] + keep
+            break
+    if word.endswith("e") and len(word) >= 5 and not word.endswith("ee"):
+        word = word[:-1]
+    return word

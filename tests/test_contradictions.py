@@ -1,0 +1,214 @@
+"""Contradictions (issue 21): a claim checked against the sentence of the documents it rests on.
+
+Hand-made cases of our own, in six domains (a managed database, a medicine leaflet, an HR policy, a car manual, an
+HTTP API, a biography), scored through the real scoring path (`assess_batch`, the real int8 MiniLM, the default
+policy).  One test per class of error the verdict used to miss: each of them came back `grounded` before evidence
+alignment (every word and number of the claim stands *somewhere* in the documents).  Beside them, the faithful
+answers of the same kinds that must stay grounded: paraphrases, faithful negations, roundings, unit conversions,
+framing sentences and references to the context.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from ragtap.config import load_config
+from ragtap.pipeline.batch import assess_batch
+from ragtap.types import Assessment, ClaimOutcome, Document, Interaction, Verdict
+from ragtap.wiring import build_policy
+
+from conftest import ENV
+
+DATABASE = (
+    "Automated backups are retained for 7 days on the Basic plan and for 35 days on the Business plan. "
+    "Point-in-time recovery is not available on the Basic plan. "
+    "Read replicas can be added only after the primary instance has finished its first backup. "
+    "Each instance supports at most 500 concurrent connections. "
+    "Storage can be increased at any time but it cannot be decreased."
+)
+LEAFLET = (
+    "Take one tablet twice a day with food. Do not take more than 4 tablets in 24 hours. "
+    "Never mix this medicine with alcohol. "
+    "The tablets must be stored below 25 degrees Celsius and kept out of the reach of children. "
+    "Common side effects include headache and nausea; these usually pass within a week."
+)
+HR_POLICY = (
+    "Employees may carry over at most 5 days of unused annual leave into the next year. "
+    "New hires are eligible for the pension plan after 3 months of service, and for the bonus scheme after 12 months. "
+    "Expense claims must be submitted within 30 days of purchase. "
+    "Remote work is allowed for up to two days a week with the manager's approval."
+)
+CAR_MANUAL = (
+    "Before updating the infotainment software, back up your saved profiles to a USB drive. "
+    "The tire pressure should be checked when the tires are cold. "
+    "The standard warranty covers 3 years or 60,000 km, whichever comes first; the battery is covered for 8 years. "
+    "Do not use the cruise control on icy or snow-covered roads. "
+    "The engine oil capacity is 4.5 liters."
+)
+API_DOCS = (
+    "The /v2/orders endpoint is read-only: it accepts GET requests and rejects POST with status 405. "
+    "Clients are limited to 100 requests per minute; requests over the limit receive status 429. "
+    "Access tokens expire after 60 minutes and must be refreshed with the /v2/token endpoint. "
+    "Webhooks are retried at least 3 times before a delivery is marked as failed."
+)
+BIOGRAPHY = (
+    "Margit Kovacs was born in Szeged in 1921. She studied sculpture in Budapest and opened her first studio in 1948. "
+    "Her ceramic reliefs won the Grand Prix in Brussels in 1958. "
+    "The museum dedicated to her work was founded by the city of Szentendre in 1973."
+)
+
+ALL = {"database": DATABASE, "leaflet": LEAFLET, "hr": HR_POLICY, "car": CAR_MANUAL, "api": API_DOCS, "bio": BIOGRAPHY}
+
+
+def score(embedder, document: str, answer: str, question: str = "What does the documentation say?") -> Assessment:  # type: ignore[no-untyped-def]
+    item = Interaction(question=question, documents=(Document(document),), answer=answer)
+    return assess_batch([item], embedder, build_policy(load_config(environ=ENV)))[0]
+
+
+def contradicted(result: Assessment) -> list[str]:
+    return [c.text for c in result.contradicted_claims]
+
+
+# --------------------------------------------------------------------------------------------------------------
+# one class of contradiction per test: each claim is flagged, named as contradicted, and says why
+# --------------------------------------------------------------------------------------------------------------
+
+NEGATION = [
+    ("leaflet", "You can take this medicine with alcohol."),
+    ("database", "Point-in-time recovery is available on the Basic plan."),
+    ("database", "Storage can be decreased at any time."),
+    ("car", "You can use the cruise control on icy roads."),
+]
+
+
+@pytest.mark.parametrize("domain,answer", NEGATION)
+def test_a_dropped_or_added_negation_is_contradicted(embedder, domain: str, answer: str) -> None:
+    result = score(embedder, ALL[domain], answer)
+    assert result.verdict is not Verdict.GROUNDED, result.explanation
+    (claim,) = result.contradicted_claims
+    assert any("negation" in c or "opposite" in c for c in claim.conflicts), claim.conflicts
+
+
+NUMBER_FROM_ELSEWHERE = [
+    ("car", "The standard warranty covers 8 years."),  # 8 is the battery's
+    ("hr", "New hires can join the pension plan after 12 months of service."),  # 12 months is the bonus scheme's
+    ("database", "Automated backups on the Basic plan are kept for 35 days."),  # 35 days is the Business plan's
+    ("bio", "Margit Kovacs opened her first studio in 1958."),  # a year moved from another event
+    ("car", "The standard warranty covers 3 years or 60,000 miles."),  # kilometres turned into miles
+    ("api", "Access tokens expire after 100 minutes."),
+]
+
+
+@pytest.mark.parametrize("domain,answer", NUMBER_FROM_ELSEWHERE)
+def test_a_number_taken_from_elsewhere_in_the_documents_is_contradicted(embedder, domain: str, answer: str) -> None:
+    result = score(embedder, ALL[domain], answer)
+    assert result.verdict is not Verdict.GROUNDED, result.explanation
+    (claim,) = result.contradicted_claims
+    assert claim.conflicts[0].startswith("number: "), claim.conflicts
+
+
+def test_a_wrong_name_at_the_start_of_a_sentence_is_contradicted(embedder) -> None:
+    result = score(embedder, BIOGRAPHY, "Kecskemet founded the museum dedicated to her work in 1973.")
+    assert contradicted(result) == ["Kecskemet founded the museum dedicated to her work in 1973."]
+    (claim,) = result.contradicted_claims
+    assert claim.conflicts == ("name: kecskemet vs szentendre",)
+    # the right name, first in its sentence, is no name missing
+    assert score(embedder, BIOGRAPHY, "Szentendre founded the museum dedicated to her work in 1973.").verdict is Verdict.GROUNDED
+
+
+def test_a_name_inside_another_word_does_not_count_as_found(embedder) -> None:
+    document = "The frame of the Norden audio rack is welded steel. The rack ships with four feet."
+    result = score(embedder, document, "The Audi rack ships with four feet and a welded frame.")
+    assert result.verdict is not Verdict.GROUNDED, result.explanation
+    (claim,) = result.unsupported_claims
+    assert claim.missing_names == ("audi",)
+
+
+ORDER_AND_QUANTIFIERS = [
+    ("car", "Update the infotainment software before you back up your saved profiles."),  # reversed order
+    ("hr", "Employees may carry over at least 5 days of unused annual leave."),  # at most -> at least
+    ("api", "The /v2/orders endpoint is write-only."),  # read-only -> write-only
+    ("database", "Each instance supports at least 500 concurrent connections."),
+    ("car", "The tire pressure should be checked when the tires are hot."),
+]
+
+
+@pytest.mark.parametrize("domain,answer", ORDER_AND_QUANTIFIERS)
+def test_reversed_order_and_flipped_quantifiers_are_contradicted(embedder, domain: str, answer: str) -> None:
+    result = score(embedder, ALL[domain], answer)
+    assert result.verdict is not Verdict.GROUNDED, result.explanation
+    assert len(result.contradicted_claims) == 1, [(c.text, c.outcome, c.reason) for c in result.claims]
+
+
+def test_a_one_word_answer_with_a_number_from_elsewhere_is_contradicted(embedder) -> None:
+    result = score(embedder, BIOGRAPHY, "1948.", question="When did her ceramic reliefs win the Grand Prix in Brussels?")
+    assert result.verdict is not Verdict.GROUNDED, result.explanation
+    (claim,) = result.contradicted_claims
+    assert (claim.start, claim.end) == (0, 5) and claim.conflicts == ("number: 1948 vs 1958",)
+    right = score(embedder, BIOGRAPHY, "1958.", question="When did her ceramic reliefs win the Grand Prix in Brussels?")
+    assert right.verdict is Verdict.GROUNDED, right.explanation
+
+
+def test_contradicted_claims_point_at_their_evidence(embedder) -> None:
+    result = score(embedder, CAR_MANUAL, "Check the tire pressure when the tires are cold. The standard warranty covers 8 years.")
+    (claim,) = result.contradicted_claims
+    assert claim.outcome is ClaimOutcome.CONTRADICTED and claim.evidence_document == 0
+    assert "warranty covers 3 years" in CAR_MANUAL[claim.evidence_start:claim.evidence_end]
+    assert "claim 2 of 2" in result.explanation and "contradicted" in result.explanation
+
+
+# --------------------------------------------------------------------------------------------------------------
+# faithful answers of the same kinds stay grounded
+# --------------------------------------------------------------------------------------------------------------
+
+FAITHFUL = [
+    ("leaflet", "No, you should never combine this medicine with alcohol."),  # a faithful negation
+    ("database", "No, the Basic plan does not offer point-in-time recovery."),
+    ("database", "You can increase storage whenever you like, but you cannot decrease it."),
+    ("car", "Back up your saved profiles to a USB drive before you update the infotainment software."),
+    ("car", "The warranty lasts three years or 60,000 km, and the battery is covered for eight years."),  # number words
+    ("car", "The engine takes about 4.5 L of oil."),
+    ("leaflet", "Keep the tablets below 25 °C (77 °F), out of the reach of children."),  # a conversion the model adds
+    ("leaflet", "Store the tablets below about 25 degrees Celsius."),
+    ("hr", "You can carry over no more than five days of unused leave into the following year."),
+    ("api", "GET requests are accepted by /v2/orders, but a POST is rejected with a 405."),
+    ("api", "Clients may send up to 100 requests per minute; beyond that they get a 429."),
+    ("bio", "Born in Szeged in 1921, Margit Kovacs studied sculpture in Budapest."),
+    ("bio", "In 1958 her ceramic reliefs won the Grand Prix in Brussels."),
+]
+
+
+@pytest.mark.parametrize("domain,answer", FAITHFUL)
+def test_faithful_paraphrases_negations_and_conversions_stay_grounded(embedder, domain: str, answer: str) -> None:
+    result = score(embedder, ALL[domain], answer)
+    assert result.verdict is Verdict.GROUNDED, (result.explanation, [(c.text, c.outcome.value, c.reason, c.conflicts) for c in result.claims])
+
+
+def test_a_rounded_figure_stays_grounded(embedder) -> None:
+    document = "Ethanol boils at 78.37 degrees Celsius at sea level. Its density is 0.789 g/cm3."
+    result = score(embedder, document, "Ethanol boils at about 78.4 °C at sea level.")
+    assert result.verdict is Verdict.GROUNDED, result.explanation
+
+
+def test_framing_sentences_and_references_to_the_context_stay_grounded(embedder) -> None:
+    answer = ("Based on the provided passages, here is what the policy says:\n"
+              "- Expense claims must be submitted within 30 days of purchase (passage 3).\n"
+              "- Remote work is allowed for up to two days a week with the manager's approval, as described in document 2.\n"
+              "I hope this helps!")
+    result = score(embedder, HR_POLICY, answer)
+    assert result.verdict is Verdict.GROUNDED, (result.explanation, [(c.text, c.outcome.value, c.reason) for c in result.claims])
+    reasons = [c.reason for c in result.claims if c.of == "answer"]
+    assert reasons[0] == "framing" and reasons[-1] == "framing"
+
+
+def test_a_refusal_does_not_hide_an_invented_claim(embedder) -> None:
+    answer = ("The documents do not mention the price of the Business plan. "
+              "However, the Business plan costs 49 dollars a month and includes daily snapshots to another region.")
+    result = score(embedder, DATABASE, answer)
+    assert result.verdict is Verdict.UNSUPPORTED_ANSWER, result.explanation
+    assert result.refusal_phrase is not None and "declines" in result.explanation
+    assert [c.text for c in result.unsupported_claims] == [
+        "However, the Business plan costs 49 dollars a month and includes daily snapshots to another region."
+    ]
+    plain = score(embedder, DATABASE, "The documents do not mention the price of the Business plan.")
+    assert plain.verdict is Verdict.REFUSAL, plain.explanation
