@@ -62,7 +62,15 @@ class ServerSettings:
 
     @property
     def worker_count(self) -> int:
-        return (os.cpu_count() or 1) if self.workers == "auto" else self.workers
+        return usable_cores() if self.workers == "auto" else self.workers
+
+
+def usable_cores() -> int:
+    """The cores this process may run on (its CPU affinity where the platform has one: a container's cpuset)."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except AttributeError:  # not on Linux
+        return max(1, os.cpu_count() or 1)
 
 
 @dataclass(frozen=True)

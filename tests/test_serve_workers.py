@@ -282,8 +282,46 @@ async def test_sigterm_drains_both_workers(tmp_path: Path) -> None:
                 await session.close()
             stderr = await stop(process)
     assert code == 0, stderr
-    assert exited_after < grace, exited_after  # the streams (~5 s) and the drain, well within the grace period
+    # Exit code 0: both workers stopped by themselves, before the supervisor's deadline (grace + 5 s) to kill them.
+    assert exited_after < grace + 5, exited_after
     assert stderr.count("shutting down") == 1, stderr
     # Both workers scored their streams during the drain and appended whole lines to the one log.
     records = [json.loads(line) for line in interactions.read_text().splitlines()]
     assert len(records) == len(streams) and all(r["answer"] == STREAM_ANSWER and r["verdict"] != "unscored" for r in records)
+
+
+async def test_a_worker_that_cannot_start_stops_the_others_with_one_line(tmp_path: Path) -> None:
+    """Each worker builds its embedder; when that fails (a plugin's embedder here, a missing model file in life), the
+    supervisor stops the workers that did start and says why in one line, exit code 2, the port free again.  (Fails
+    on the previous code: no --workers.)"""
+    import sys
+
+    from conftest import free_port
+
+    port = free_port()
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("RAGTAP_", "OTEL_"))}
+    env.update(RAGTAP_PLUGINS="broken_embedder_plugin", RAGTAP_EMBEDDER="broken", PYTHONPATH=str(Path(__file__).parent))
+    ragtap = str(Path(sys.executable).with_name("ragtap"))
+    process = await asyncio.create_subprocess_exec(ragtap, "serve", "--workers", "2", "--port", str(port), "--upstream", "http://127.0.0.1:9/v1",
+                                                   stderr=asyncio.subprocess.PIPE, env=env)
+    code = await asyncio.wait_for(process.wait(), 120)
+    stderr = (await process.stderr.read()).decode().strip()  # type: ignore[union-attr]
+    assert code == 2, stderr
+    assert re.fullmatch(r"ragtap: worker [01] could not start: RuntimeError: the model file is not there", stderr), stderr
+    import socket
+
+    with socket.socket() as probe:  # nothing holds the port any more
+        probe.bind(("127.0.0.1", port))
+
+
+def test_workers_on_a_port_in_use_is_one_line(capsys: pytest.CaptureFixture[str]) -> None:
+    import socket
+
+    from ragtap.cli import main
+
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        assert main(["serve", "--workers", "2", "--port", str(port), "--upstream", "http://127.0.0.1:9/v1"]) == 2
+    assert capsys.readouterr().err.strip() == f"ragtap: cannot listen on 127.0.0.1:{port}: Address already in use"

@@ -51,6 +51,7 @@ async def _serve(config) -> None:  # type: ignore[no-untyped-def]
 
 def _supervise(config, count: int) -> int:  # type: ignore[no-untyped-def]
     """`count` worker processes on one port (ragtap/supervisor/)."""
+    from ragtap.supervisor.process import ListenError
     from ragtap.supervisor.supervisor import StartFailed, supervise
 
     def announce(first, opened) -> None:  # type: ignore[no-untyped-def]
@@ -63,9 +64,7 @@ def _supervise(config, count: int) -> int:  # type: ignore[no-untyped-def]
     try:
         return supervise(config, count, announce=announce, stopping=_shutting_down, on_started=worker_started,
                          prepare=functools.partial(_prepare_worker, config.log.level, config.log.format))
-    except OSError as error:
-        raise CommandError(f"cannot listen on {config.server.host}:{config.server.port}: {error.strerror or error}") from None
-    except StartFailed as error:
+    except (ListenError, StartFailed) as error:
         raise CommandError(str(error)) from None
 
 

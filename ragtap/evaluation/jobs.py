@@ -18,14 +18,13 @@ registered embedders and plugins; elsewhere they are spawned and `prepare` (the 
 from __future__ import annotations
 
 import multiprocessing
-import os
 import signal
 from collections import deque
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import Future, ProcessPoolExecutor
 from typing import TYPE_CHECKING
 
-from ragtap.config import Config
+from ragtap.config import Config, usable_cores
 from ragtap.pipeline.batch import ScoringPolicy, assess_batch
 from ragtap.types import Assessment, Interaction
 
@@ -37,10 +36,7 @@ IN_FLIGHT_PER_JOB = 2  # batches handed to each process ahead of the one it work
 
 def default_jobs() -> int:
     """`--jobs` when not given: one per core this process may run on."""
-    try:
-        return max(1, len(os.sched_getaffinity(0)))
-    except AttributeError:  # not on Linux
-        return max(1, os.cpu_count() or 1)
+    return usable_cores()
 
 
 def threads_per_job(jobs: int) -> int:

@@ -91,10 +91,12 @@ def run_worker(config: Config, role: WorkerRole, listeners: Listeners, report: C
         prepare()
     parent = os.getppid()
     watchers: set[asyncio.Task[None]] = set()  # a reference, so the task is not collected while it runs
+    ready: list[bool] = []
 
     async def started(server: RagtapServer) -> None:
         triage = server.triage_url or f"{server.triage_unavailable}"
         report.send(Started(role.index, os.getpid(), server.base_url, triage))
+        ready.append(True)
         # (cancelled with the loop's other tasks when the run ends)
         watchers.add(asyncio.get_running_loop().create_task(_watch_parent(parent, lambda: os.kill(os.getpid(), signal.SIGTERM))))
         if on_started is not None:
@@ -105,14 +107,21 @@ def run_worker(config: Config, role: WorkerRole, listeners: Listeners, report: C
     except ListenError as error:
         report.send(str(error))
         sys.exit(2)
+    except Exception as error:
+        if ready:  # it served: a crash like any other (the supervisor starts a new worker)
+            raise
+        # Before it served anything (the model, a plugin): the supervisor says why in one line and stops the rest.
+        log.debug("worker %d could not start", role.index, exc_info=True)
+        report.send(f"worker {role.index} could not start: {type(error).__name__}: {error}")
+        sys.exit(2)
     finally:
         report.close()
 
 
 def _use_shared_metrics() -> None:
-    """prometheus_client picks where metric values live once, when it is first imported: when that happened in the
-    supervisor before it set PROMETHEUS_MULTIPROC_DIR, switch to the multiprocess values here, before any metric
-    of this worker is created."""
+    """prometheus_client picks where metric values live once, when it is first imported: a forked worker inherits the
+    supervisor's choice, made without PROMETHEUS_MULTIPROC_DIR (only workers have it).  Switch to the multiprocess
+    values here, before any metric of this worker is created."""
     if "PROMETHEUS_MULTIPROC_DIR" not in os.environ:
         return
     from prometheus_client import values

@@ -92,7 +92,7 @@ class Supervisor:
         role = WorkerRole(slot.index, self.count)
         process = self._context.Process(
             target=_worker, name=f"ragtap-worker-{slot.index}",
-            args=(self.config, role, self.opened, child_end, self._on_started, self._prepare,
+            args=(self.config, role, self.opened, child_end, self._on_started, self._prepare, self.metrics_dir,
                   (self._wake_read, self._wake_write) if self._forks else ()),
         )
         process.start()
@@ -275,10 +275,12 @@ class Supervisor:
 
 
 def _worker(config: Config, role: WorkerRole, opened: OpenedListeners, report: Connection,
-            on_started: Callable[[RagtapServer], Awaitable[None]] | None, prepare: Callable[[], None] | None,
+            on_started: Callable[[RagtapServer], Awaitable[None]] | None, prepare: Callable[[], None] | None, metrics_dir: str,
             supervisor_fds: tuple[int, int]) -> None:
-    """A worker, freshly started: let go of what is the supervisor's alone (its wake-up pipe, inherited at fork), then
-    serve."""
+    """A worker, freshly started: its metric values go to the shared directory (set before any metric exists:
+    ragtap/exporters/prometheus.py); it lets go of what is the supervisor's alone (its wake-up pipe, inherited at
+    fork); then it serves."""
+    os.environ[METRICS_DIR_ENV] = metrics_dir
     for fd in supervisor_fds:
         os.close(fd)
     opened.close_in_worker()
@@ -287,11 +289,9 @@ def _worker(config: Config, role: WorkerRole, opened: OpenedListeners, report: C
 
 def supervise(config: Config, count: int, *, announce: Callable[[Started, OpenedListeners], None], stopping: Callable[[], None],
               on_started: Callable[[RagtapServer], Awaitable[None]] | None = None, prepare: Callable[[], None] | None = None) -> int:
-    """Run `count` workers until SIGTERM/SIGINT.  OSError when the listeners cannot be opened, StartFailed when a
+    """Run `count` workers until SIGTERM/SIGINT.  ListenError when the listeners cannot be opened, StartFailed when a
     worker cannot start (both before anything is served)."""
-    metrics_dir = tempfile.mkdtemp(prefix="ragtap-metrics-")
-    # Set before any worker exists: a worker's metric values then live in files there (ragtap/exporters/prometheus.py).
-    os.environ[METRICS_DIR_ENV] = metrics_dir
+    metrics_dir = tempfile.mkdtemp(prefix="ragtap-metrics-")  # every worker's metric values, as files
     try:
         opened = open_listeners(config)
         try:
