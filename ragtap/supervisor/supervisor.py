@@ -67,7 +67,7 @@ def _exit_reason(code: int | None) -> str:
 
 
 class Supervisor:
-    def __init__(self, config: Config, count: int, opened: OpenedListeners, *, metrics_dir: str,
+    def __init__(self, count: int, opened: OpenedListeners, *, metrics_dir: str,
                  announce: Callable[[Started], None], stopping: Callable[[], None],
                  on_started: Callable[[RagtapServer], Awaitable[None]] | None = None, prepare: Callable[[], None] | None = None) -> None:
         self.config = opened.config
@@ -295,7 +295,7 @@ def supervise(config: Config, count: int, *, announce: Callable[[Started, Opened
     try:
         opened = open_listeners(config)
         try:
-            supervisor = Supervisor(config, count, opened, metrics_dir=metrics_dir, announce=lambda first: announce(first, opened),
+            supervisor = Supervisor(count, opened, metrics_dir=metrics_dir, announce=lambda first: announce(first, opened),
                                     stopping=stopping, on_started=on_started, prepare=prepare)
             return supervisor.run()
         finally:
