@@ -227,6 +227,7 @@ async def run(calm: float, hostile: float, rate: float, max_in_flight: int, slow
               bombs_every_s: float, settle: float, cycles: int, scoring: bool = True) -> dict[str, Any]:
     upstream_port, ragtap_port = soak.free_port(), soak.free_port()
     env = {k: v for k, v in os.environ.items() if not k.startswith("RAGTAP_")}
+    env["XDG_DATA_HOME"] = tempfile.mkdtemp(prefix="ragtap-hostile-data-")  # the default capture store: not the real home
     me = str(Path(__file__).resolve())
     upstream = await asyncio.create_subprocess_exec(sys.executable, me, "--role", "upstream", "--port", str(upstream_port),
                                                     stdout=asyncio.subprocess.PIPE, env=env)

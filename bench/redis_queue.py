@@ -55,8 +55,12 @@ STREAM = "ragtap:interactions"
 GROUP = "ragtap-scorers"
 
 
+_DATA_HOME = tempfile.mkdtemp(prefix="ragtap-bench-data-")  # the default capture store: not the real home
+
+
 def clean_env(**extra: str) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("RAGTAP_", "OTEL_"))}
+    env["XDG_DATA_HOME"] = _DATA_HOME
     env.update(extra)
     return env
 

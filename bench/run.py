@@ -279,6 +279,8 @@ def ragtap_service(name: str, upstream: Service, workdir: Path, scoring: bool) -
         config.write_text("[scoring]\nenabled = false\n")
         cmd[4:4] = ["--config", str(config)]
     env = {k: v for k, v in os.environ.items() if not k.startswith(("RAGTAP_", "OTEL_"))}
+    # the default capture store (on since issue 24) in the run's own folder, never the real home
+    env["XDG_DATA_HOME"] = str(workdir / f"data-{name}")
     return Service(name, cmd, port, "/healthz", env=env, ready_timeout=120)
 
 

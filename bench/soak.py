@@ -191,6 +191,7 @@ async def run(duration: float = 60.0, rate: float = 300.0, max_in_flight: int = 
     say = (lambda message: None) if quiet else log
     upstream_port, ragtap_port = free_port(), free_port()
     env = {k: v for k, v in os.environ.items() if not k.startswith("RAGTAP_")}
+    env["XDG_DATA_HOME"] = tempfile.mkdtemp(prefix="ragtap-soak-data-")  # the default capture store: not the real home
     upstream = await asyncio.create_subprocess_exec(sys.executable, str(BENCH / "upstream.py"), "--port", str(upstream_port),
                                                     stdout=asyncio.subprocess.PIPE, env=env)
     ragtap_cmd = [str(Path(sys.executable).with_name("ragtap")), "serve", "--upstream", f"http://127.0.0.1:{upstream_port}/v1",

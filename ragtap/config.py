@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import ipaddress
 import os
 import re
 import tomllib
@@ -25,8 +26,9 @@ from pydantic import Field, TypeAdapter, ValidationError
 from ragtap.cost import CostSettings, prices_from_config
 from ragtap.exporters.settings import OTLP_PROTOCOLS, OtelSettings, PrometheusSettings, headers_from_config
 from ragtap.judge.settings import JudgeSettings
+from ragtap.privacy import PrivacySettings, settings_problem
 from ragtap.recognise import CustomPattern, patterns_from_config
-from ragtap.scoring.claims import ClaimThresholds
+from ragtap.scoring.claims import ClaimThresholds, VerifierSettings
 from ragtap.scoring.passages import DEFAULT_MAX_WORDS
 from ragtap.store.settings import CAPTURE_POLICIES, StoreSettings
 from ragtap.triage.settings import TRACE_URL_FIELDS, TriageSettings
@@ -191,7 +193,24 @@ class Config:
     log: LogSettings = field(default_factory=LogSettings)
     store: StoreSettings = field(default_factory=StoreSettings)
     triage: TriageSettings = field(default_factory=TriageSettings)
+    privacy: PrivacySettings = field(default_factory=PrivacySettings)
     redis_queue: RedisQueueSettings = field(default_factory=RedisQueueSettings)
+
+
+STORE_FILE = "capture.sqlite3"  # the default capture store, in the data directory
+SALT_FILE = "identity.salt"  # the per-install salt of hashed user and session ids, in the data directory
+# The paths the proxy's own routes live under (ragtap/proxy/app.py): the triage page may not take one of them.
+PROXY_ROUTES = ("/v1", "/chat", "/responses", "/healthz")
+
+
+def data_dir() -> Path:
+    """Where ragtap keeps what it writes by default (the capture store, the identity salt): `$XDG_DATA_HOME/ragtap`,
+    else `~/.local/share/ragtap` (the XDG base directory rule; a relative XDG_DATA_HOME is ignored).  Read from the
+    process's environment, not the config: it belongs to the user ragtap runs as."""
+    xdg = os.environ.get("XDG_DATA_HOME", "")
+    if xdg and os.path.isabs(xdg):
+        return Path(xdg) / "ragtap"
+    return Path(os.path.expanduser("~")) / ".local" / "share" / "ragtap"
 
 
 # Environment variables -> (section, key).  Thresholds: RAGTAP_THRESHOLD_<METRIC>.
@@ -214,6 +233,9 @@ ENV_OVERRIDES: dict[str, tuple[str, str]] = {
     "RAGTAP_CAPTURE": ("store", "capture"),
     "RAGTAP_STORE_PATH": ("store", "path"),
     "RAGTAP_STORE_URL": ("store", "url"),
+    "RAGTAP_IDENTITY": ("privacy", "identity"),
+    "RAGTAP_IDENTITY_SALT": ("privacy", "identity_salt"),
+    "RAGTAP_TRIAGE_TOKEN": ("triage", "token"),
     **{f"RAGTAP_THRESHOLD_{m.upper()}": ("thresholds", m) for m in ("sdq", "sdrd", "sda", "qrd", "qa", "ard")},
     # Every [otel] key: RAGTAP_OTEL_ENABLED, RAGTAP_OTEL_PROTOCOL, RAGTAP_OTEL_HEADERS ("k=v,k2=v2"), ...
     **{f"RAGTAP_OTEL_{f.name.upper()}": ("otel", f.name) for f in dataclasses.fields(OtelSettings)},
@@ -247,9 +269,11 @@ _LIMITS: dict[tuple[str, str], Any] = {
     ("scoring", "passage_words"): _between(16),
     **{("scoring", k): _between(1) for k in ("max_documents", "max_document_chars", "max_text_chars", "max_passages")},
     **{("thresholds", m): _between(-1, 1) for m in ("sdq", "sdrd", "sda", "qrd", "qa", "ard")},
-    **{("claims", k): _between(0, 1) for k in ("lexical_alone", "lexical", "parametric_share")},
+    **{("claims", k): _between(0, 1) for k in ("lexical_alone", "aligned", "lexical", "parametric_share")},
     **{("claims", k): _between(-1, 1) for k in ("similarity", "similarity_with_lexical")},
     ("claims", "min_content_words"): _between(0),
+    ("claims.verifier", "threshold"): _between(0, 1),
+    ("claims.verifier", "max_tokens"): _between(8),
     ("redis_queue", "max_length"): _between(1),
     ("redis_queue", "handoff_timeout_ms"): _between(above=0),
     ("redis_queue", "outbox_size"): _between(1),
@@ -280,7 +304,7 @@ _LIMITS: dict[tuple[str, str], Any] = {
     ("store", "lock_timeout_s"): _between(above=0),
     ("triage", "listen_port"): _between(0, 65535),
     ("triage", "page_size"): _between(1, 500),
-    ("triage", "poll_seconds"): _between(0),
+    ("triage", "poll_seconds"): _between(0),  # 0 (no live updates) or at least MIN_POLL_SECONDS: _check_triage
     ("triage", "live_lookback_s"): _between(0),
 }
 
@@ -344,9 +368,25 @@ def _workers(value: Any) -> int | Literal["auto"]:
     return count
 
 
+def _verifier_settings(value: Any) -> VerifierSettings:
+    """`[claims.verifier]`: a table of VerifierSettings' keys, each checked (an unknown key is an error)."""
+    if not isinstance(value, dict):
+        raise ValueError(f"must be a table ([claims.verifier] model = \"path.onnx\"), got {type(value).__name__}")
+    return _apply(VerifierSettings(), value, "claims.verifier")  # type: ignore[no-any-return]
+
+
+def _store_path(value: Any) -> str:
+    """`[store] path`: kept as given, "" included ("" turns the store off; an absent path means the default)."""
+    if not isinstance(value, str):
+        raise ValueError(f"expected a file path, or \"\" for no store (got {value!r})")
+    return os.path.expanduser(value) if value.strip() else ""
+
+
 # Settings with their own validating constructor (named errors for each malformed entry).
 _BUILDERS = {("server", "workers"): _workers, ("recognise", "patterns"): patterns_from_config, ("otel", "headers"): headers_from_config,
-             ("cost", "prices"): prices_from_config}
+             ("cost", "prices"): prices_from_config, ("store", "path"): _store_path, ("claims", "verifier"): _verifier_settings}
+# Keys that moved: a config that still has them gets one line saying where they went.
+_MOVED = {("store", "redact"): "[privacy] redact", ("store", "redact_replacement"): "[privacy] redact_replacement"}
 
 
 def _merge(config: Config, overrides: dict[str, dict[str, Any]]) -> Config:
@@ -354,6 +394,10 @@ def _merge(config: Config, overrides: dict[str, dict[str, Any]]) -> Config:
     unknown = set(overrides) - sections
     if unknown:
         raise ConfigError(f"unknown section(s) {', '.join(sorted(unknown))}")
+    for (section, key), where in _MOVED.items():
+        if isinstance(overrides.get(section), dict) and key in overrides[section]:
+            raise ConfigError(f"{section}.{key}: moved to {where} (it applies to everything ragtap writes: the capture "
+                              "store, the JSONL log, OpenTelemetry)")
     changes = {name: _apply(getattr(config, name), values, name) for name, values in overrides.items() if values}
     return dataclasses.replace(config, **changes)
 
@@ -383,16 +427,31 @@ def load_config(
     config = _merge(config, _env_overrides(dict(os.environ if environ is None else environ)))
     if flags:
         config = _merge(config, {k: {kk: vv for kk, vv in v.items() if vv is not None} for k, v in flags.items()})
+    store = config.store
+    if store.capture != "none" and store.path is None and not store.url:  # on by default, in the data directory
+        config = dataclasses.replace(config, store=dataclasses.replace(store, path=str(data_dir() / STORE_FILE)))
     _check(config)
     return config
 
 
 def _redacted_url(url: str) -> str:
     """A URL without its password (a redis:// URL may carry one), for error messages and logs."""
-    parts = urlsplit(url)
+    try:
+        parts = urlsplit(url)
+    except ValueError:  # malformed: hide whatever sits between "//" and "@"
+        return re.sub(r"//[^/@]*@", "//***@", url)
     if parts.password is None:
         return url
     return url.replace(f":{parts.password}@", ":***@")
+
+
+def _is_host_name(value: str) -> bool:
+    """A DNS name or an IP address, without a scheme, port, path or user part."""
+    try:
+        ipaddress.ip_address(value.strip("[]"))
+        return True
+    except ValueError:
+        return bool(re.fullmatch(r"(?=.{1,253}$)[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*\.?", value))
 
 
 OTEL_EXPORTERS = ("otlp", "console", "none")
@@ -436,7 +495,10 @@ def _check(config: Config) -> None:
     unknown = set(config.judge.metrics) - set(METRIC_NAMES)
     if unknown or not config.judge.metrics:
         raise ConfigError(f"judge.metrics: expected a non-empty subset of {', '.join(METRIC_NAMES)} (got {list(config.judge.metrics)!r})")
-    _check_triage(config.triage)
+    _check_triage(config)
+    problem = settings_problem(config.privacy)
+    if problem is not None:
+        raise ConfigError(problem)
     if config.log.interactions_path:
         folder = Path(config.log.interactions_path).expanduser().resolve().parent
         if not folder.is_dir():
@@ -449,26 +511,55 @@ def _check_store(store: StoreSettings) -> None:
         raise ConfigError(f"store.capture: expected one of {', '.join(CAPTURE_POLICIES)} (got {store.capture!r})")
     if store.path and store.url:
         raise ConfigError("store: set path (SQLite) or url (PostgreSQL), not both")
-    if store.url and urlsplit(store.url).scheme not in ("postgresql", "postgres"):
-        raise ConfigError(f"store.url: expected a postgresql:// URL (got scheme {urlsplit(store.url).scheme!r})")
-    if store.path:
-        folder = Path(store.path).expanduser().resolve().parent
+    if store.url:
+        _check_postgres_url(store.url)
+    if store.path and store.path != str(data_dir() / STORE_FILE):  # the default folder is created when opened
+        folder = Path(store.path).resolve().parent
         if not folder.is_dir():
             raise ConfigError(f"store.path: the folder {folder} does not exist")
-    for pattern in store.redact:
-        try:
-            re.compile(pattern)
-        except re.error as error:
-            raise ConfigError(f"store.redact: {pattern!r} is not a valid regex ({error})") from None
     for header in (*store.user_headers, *store.session_headers):
         if not re.fullmatch(r"[A-Za-z0-9!#$%&'*+.^_`|~-]+", header):
             raise ConfigError(f"store.user_headers/session_headers: {header!r} is not a header name")
 
 
 
-def _check_triage(settings: TriageSettings) -> None:
+def _check_postgres_url(url: str) -> None:
+    """A `[store] url` that psycopg can take, checked now: a malformed one is one line at start (its password never
+    shown), not a traceback when the writer first connects."""
+    example = "postgresql://user@host:5432/database"
+    try:
+        parts = urlsplit(url)
+        parts.port  # noqa: B018 - parsing the port is the check
+    except ValueError as error:
+        raise ConfigError(f"store.url: not a URL ({error}): expected {example} (got {_redacted_url(url)!r})") from None
+    if parts.scheme not in ("postgresql", "postgres"):
+        raise ConfigError(f"store.url: expected a postgresql:// URL such as {example} (got scheme {parts.scheme!r})")
+    if not (parts.hostname or parts.path.strip("/") or "host=" in parts.query):
+        raise ConfigError(f"store.url: names no host and no database: expected {example} (got {_redacted_url(url)!r})")
+
+
+MIN_POLL_SECONDS = 0.5  # the page's live updates: faster polling is a load on the store, not fresher news
+
+
+def _check_triage(config: Config) -> None:
+    settings = config.triage
     if not settings.path.startswith("/") or settings.prefix == "/" or any(c in settings.path for c in "{}?#"):
         raise ConfigError(f"triage.path: expected a path such as /triage (got {settings.path!r})")
+    prefix = settings.prefix
+    taken = list(PROXY_ROUTES) if settings.listen_port is None else []
+    if config.prometheus.enabled and config.prometheus.listen_port is None and settings.listen_port is None:
+        taken.append("/" + config.prometheus.path.strip("/"))
+    for route in taken:
+        if prefix == route or prefix.startswith(route + "/") or route.startswith(prefix + "/"):
+            raise ConfigError(f"triage.path: {settings.path!r} would take the proxy's route {route} (its requests would "
+                              "never reach it): choose another path, such as /triage")
+    if 0 < settings.poll_seconds < MIN_POLL_SECONDS:
+        raise ConfigError(f"triage.poll_seconds: expected 0 (no live updates) or at least {MIN_POLL_SECONDS:g} "
+                          f"(got {settings.poll_seconds!r})")
+    for host in settings.allowed_hosts:
+        if not _is_host_name(host):
+            raise ConfigError(f"triage.allowed_hosts: {host!r} is not a host name or address (no scheme, port or path: "
+                              "e.g. triage.example.com or 10.0.0.5)")
     if settings.trace_url:
         url = urlsplit(settings.trace_url)
         if url.scheme not in ("http", "https") or not url.hostname or "{trace_id}" not in settings.trace_url:

@@ -6,13 +6,17 @@ counted by the proxy with tiktoken).  `settle_overhead` turns them into an `Over
 the exporters (Prometheus counters, span attributes) and the capture store read.  The JSON keys around answer and
 support are not counted (a handful of tokens), so the figure is a slight lower bound.
 
-Prices are USD per million tokens, from `[cost]` (`CostSettings.prices`), with defaults for common OpenAI models
-(their list prices when this table was written: check your own contract).  A model name matches its exact entry,
-else the longest entry it starts with (`gpt-4o-2024-08-06` -> `gpt-4o`, `gpt-4o-mini-2024-07-18` -> `gpt-4o-mini`).
+Prices are USD per million tokens, from `[cost]` (`CostSettings.prices`), with defaults for common models (their
+list prices when this table was written: check your own contract).  A model id matches its exact entry, else the
+entry of the model it is a dated snapshot of: the id without a trailing date stamp (`gpt-4o-2024-08-06` ->
+`gpt-4o`, `gpt-4-0613` -> `gpt-4`, `claude-3-5-sonnet-20241022` -> `claude-3-5-sonnet`).  Never by bare prefix:
+`o3-mini` and `o3-pro` are other models than `o3`, priced only by their own entries.  A model with no price is
+counted as unpriced (its tokens still are), never priced as a guess.
 """
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from functools import lru_cache
 
@@ -76,13 +80,23 @@ def prices_from_config(value: object) -> dict[str, ModelPrice]:
     return prices
 
 
+_MONTH_DAY = r"(?:0[1-9]|1[0-2])(?:0[1-9]|[12]\d|3[01])"
+# A dated snapshot's suffix: -2024-08-06 (OpenAI), -20241022 (Anthropic), -0613 (older OpenAI: month and day).
+_SNAPSHOT = re.compile(rf"-(?:20\d\d-(?:0[1-9]|1[0-2])-(?:0[1-9]|[12]\d|3[01])|20\d\d{_MONTH_DAY}|{_MONTH_DAY})$")
+
+
+def snapshot_of(model: str) -> str | None:
+    """The model a dated snapshot id stands for (`gpt-4o-2024-08-06` -> `gpt-4o`), None when the id has no date."""
+    base = _SNAPSHOT.sub("", model)
+    return base if base != model and base else None
+
+
 class PriceTable:
-    """Looks a model's price up (exact name, then the longest known prefix), remembering the answers."""
+    """Looks a model's price up (exact id, then the model of a dated snapshot), remembering the answers."""
 
     def __init__(self, settings: CostSettings | None = None) -> None:
         self.settings = settings or CostSettings()
         self._prices = self.settings.table()
-        self._by_length = sorted(self._prices, key=len, reverse=True)
         self._found: dict[str, ModelPrice | None] = {}
 
     def price(self, model: str | None) -> ModelPrice | None:
@@ -91,8 +105,8 @@ class PriceTable:
         if model in self._found:
             return self._found[model]
         found = self._prices.get(model)
-        if found is None:
-            found = next((self._prices[name] for name in self._by_length if model.startswith(name)), None)
+        if found is None and (base := snapshot_of(model)) is not None:
+            found = self._prices.get(base)
         if len(self._found) < 1024:  # bounded: model names come from requests
             self._found[model] = found
         return found

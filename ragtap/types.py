@@ -147,10 +147,13 @@ class ClaimSupport:
     # What the aligned evidence says otherwise, one entry per mismatch (e.g. "negation", "number: 3 year vs 2 year");
     # empty unless the outcome is CONTRADICTED.
     conflicts: tuple[str, ...] = ()
-    # The sentence window of the documents the claim was aligned with (document index, character offsets).
+    # The sentence window of the documents the claim was aligned with (document index, character offsets), and the
+    # rarity-weighted share of the claim's content words it holds (scoring/alignment.py).
     evidence_document: int | None = None
     evidence_start: int | None = None
     evidence_end: int | None = None
+    evidence_share: float | None = None
+    verifier_score: float | None = None  # the [claims.verifier] model's probability that the evidence supports it
 
     @property
     def supported(self) -> bool | None:

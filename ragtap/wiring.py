@@ -14,14 +14,17 @@ from __future__ import annotations
 
 import logging
 import os
+import secrets
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
-from ragtap.config import Config, ConfigError, WorkerRole
+from ragtap.config import SALT_FILE, Config, ConfigError, WorkerRole, data_dir
 from ragtap.pipeline.batch import ScoringPolicy
 from ragtap.pipeline.limits import ScoringLimits
+from ragtap.privacy import NO_REDACTION, Redactor, install_salt
 from ragtap.scoring.refusal import RefusalDetector
+from ragtap.verifier.base import ClaimVerifier, VerifierError
 
 log = logging.getLogger("ragtap.wiring")
 
@@ -60,7 +63,50 @@ def build_policy(config: Config) -> ScoringPolicy:
     scoring = config.scoring
     limits = ScoringLimits(scoring.max_documents, scoring.max_document_chars, scoring.max_text_chars, scoring.max_passages)
     return ScoringPolicy(config.thresholds, RefusalDetector.build(scoring.refusal_patterns), config.claims, scoring.passage_words,
-                         scoring.claim_level, limits)
+                         scoring.claim_level, limits, build_verifier(config))
+
+
+def build_verifier(config: Config) -> ClaimVerifier | None:
+    """`[claims.verifier] model`: the user's ONNX cross-encoder (ragtap/verifier/), or None.  A file that cannot be
+    used is a ConfigError at start, in one line."""
+    settings = config.claims.verifier
+    if not settings.model:
+        return None
+    from ragtap.verifier.onnx_cross_encoder import OnnxCrossEncoder
+
+    try:
+        return OnnxCrossEncoder(settings.model, tokenizer=settings.tokenizer, supported_label=settings.supported_label,
+                                contradicted_label=settings.contradicted_label, max_tokens=settings.max_tokens)
+    except VerifierError as error:
+        raise ConfigError(str(error)) from None
+
+
+def writes_identities(config: Config) -> bool:
+    """True when some writer of this config records user and session ids (store, JSONL log, OpenTelemetry)."""
+    return config.store.enabled or bool(config.log.interactions_path) or config.otel.enabled
+
+
+def build_redactor(config: Config) -> Redactor:
+    """The one redaction every writer applies (`[privacy]`, ragtap/privacy.py).  Hashed ids need a salt: the
+    configured `identity_salt`, else the per-install salt file in the data directory, created the first time a
+    writer needs it (shared by every ragtap process of this user on this machine)."""
+    settings = config.privacy
+    salt: bytes | None = None
+    if settings.identity == "hashed":
+        if settings.identity_salt:
+            salt = settings.identity_salt.encode()
+        elif not writes_identities(config):
+            salt = secrets.token_hex(32).encode()  # nothing is written: no file needed
+        else:
+            where = data_dir() / SALT_FILE
+            try:
+                salt = install_salt(where)
+            except OSError as error:  # a read-only home: ragtap still runs; the hashes hold for this run only
+                log.warning("cannot keep the identity salt in %s (%s): user and session ids are hashed with a salt of "
+                            "this run only (set [privacy] identity_salt or RAGTAP_IDENTITY_SALT)", where,
+                            getattr(error, "strerror", None) or error)
+                salt = secrets.token_hex(32).encode()
+    return Redactor.from_settings(settings, salt)
 
 
 @dataclass
@@ -68,6 +114,7 @@ class BuiltExporters:
     exporters: list[Exporter] = field(default_factory=list)
     prometheus: PrometheusExporter | None = None  # also serves /metrics, and other parts register gauges on it
     store: ThreadedStore | None = None  # the capture store (for the triage page), when [store] turns it on
+    redactor: Redactor = NO_REDACTION  # what every writer applies to what it writes ([privacy])
     worker: WorkerRole = field(default_factory=WorkerRole)  # which process of `ragtap serve --workers N` builds them
 
 
@@ -94,7 +141,7 @@ def _otel(config: Config, built: BuiltExporters) -> list[Exporter]:
         return []
 
     try:
-        otel = OtelExporter(config.otel)
+        otel = OtelExporter(config.otel, redactor=built.redactor)
     except ValueError as error:  # e.g. OTEL_EXPORTER_OTLP_PROTOCOL=http/json: one line, not a traceback
         raise ConfigError(f"otel: {error}") from None
     if built.prometheus is not None:
@@ -111,7 +158,7 @@ def _jsonl(config: Config, built: BuiltExporters) -> list[Exporter]:
         return []
     from ragtap.exporters.jsonl import JsonlExporter
 
-    return [JsonlExporter(config.log.interactions_path)]
+    return [JsonlExporter(config.log.interactions_path, redactor=built.redactor)]
 
 
 def build_capture(config: Config, built: BuiltExporters) -> list[Exporter]:
@@ -126,7 +173,7 @@ def build_capture(config: Config, built: BuiltExporters) -> list[Exporter]:
 
     # Every worker writes to the one store; only worker 0 prunes it, and repairs a corrupt SQLite file (two workers
     # each moving "the corrupt file" aside could move the other's fresh one).
-    store = open_store(config.store, maintain=built.worker.leads)
+    store = open_store(config.store, built.redactor, maintain=built.worker.leads)
     built.store = store
     if built.prometheus is not None:
         watch(store, built.prometheus.registry, config.store.backend)
@@ -144,7 +191,7 @@ def register_exporter(name: str, factory: ExporterFactory) -> None:
 
 
 def build_exporters(config: Config, worker: WorkerRole | None = None) -> BuiltExporters:
-    built = BuiltExporters(worker=worker or WorkerRole())
+    built = BuiltExporters(redactor=build_redactor(config), worker=worker or WorkerRole())
     for factory in EXPORTERS.values():
         built.exporters.extend(factory(config, built))
     return built

@@ -14,6 +14,8 @@ import asyncio
 import contextlib
 import dataclasses
 import json
+import os
+import tempfile
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -32,6 +34,15 @@ from ragtap.types import Assessment, Interaction
 
 # Keep the ambient environment (RAGTAP_* set by a developer's shell) out of the tests' configs.
 ENV: dict[str, str] = {}
+# Nothing a test runs may write into the real home: the default capture store and the identity salt live under
+# $XDG_DATA_HOME/ragtap (ragtap.config.data_dir), for this process and the `ragtap serve` processes tests start.
+# Each test gets a folder of its own (below); this one covers what runs outside a test (session fixtures).
+os.environ["XDG_DATA_HOME"] = tempfile.mkdtemp(prefix="ragtap-test-data-")
+
+
+@pytest.fixture(autouse=True)
+def _data_dir_of_this_test(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path_factory.mktemp("xdg-data")))
 
 
 # --------------------------------------------------------------------------------------------------------------
@@ -275,7 +286,9 @@ async def start_proxy(embedder, _sdk_http):  # type: ignore[no-untyped-def]
         steps: Any = None,
     ) -> Proxy:
         upstream = await stack.enter_async_context(RecordingUpstream(script))
-        base = {"server": {"upstream": upstream_url or upstream.base_url, "host": "127.0.0.1", "port": 0, "shutdown_grace_s": 2.0}}
+        # The capture store is on by default; these tests turn it on where they test it (flags={"store": {"path": ...}}).
+        base = {"server": {"upstream": upstream_url or upstream.base_url, "host": "127.0.0.1", "port": 0, "shutdown_grace_s": 2.0},
+                "store": {"path": ""}}
         config = load_config(flags=_deep_merge(base, flags), environ=ENV)
         collector = Collector()
         server = RagtapServer(config, embedder=embedder_override if embedder_override is not None else embedder, exporters=[collector], steps=steps)

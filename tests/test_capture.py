@@ -36,6 +36,11 @@ def store_of(proxy: Proxy) -> ThreadedStore:
     return store
 
 
+def user(proxy: Proxy, name: str) -> str | None:
+    """A user or session id as the store holds it (hashed under this install's salt, by default)."""
+    return store_of(proxy).redactor.identity(name)
+
+
 async def ask_all(proxy: Proxy, *, tag: str = "", headers: dict[str, str] | None = None) -> None:
     """The five thesis cases through the proxy; each answer must reach the app unchanged."""
     for n, case in enumerate(CASES):
@@ -65,7 +70,7 @@ async def test_flagged_capture_keeps_every_non_grounded_interaction_with_its_con
         row = by_question[case.question]
         assert row.answer == case.answer and [d.text for d in row.documents] == list(case.retrieved)
         assert row.supporting == case.supporting
-        assert row.user == "alice" and row.session == f"s-{case.id}"
+        assert row.user == user(proxy, "alice") != "alice" and row.session == user(proxy, f"s-{case.id}")
         assert (row.trace_id, row.span_id) == (TRACE_ID, f"{n + 1:016x}")
         assert row.model and row.latency_ms is not None and row.latency_ms > 0
         assert row.prompt_tokens and row.answer_tokens is not None and row.supporting_tokens
@@ -73,7 +78,7 @@ async def test_flagged_capture_keeps_every_non_grounded_interaction_with_its_con
         assert row.scores.sdq is not None and row.passed()
     assert by_question[CASES[1].question].poor_retrieval is True
     assert any(c.supported is False for c in by_question[CASES[1].question].claims)  # thesis-2: the unsupported claim
-    assert await store.count(StoreQuery(user="alice", verdicts=("refusal",))) == 2
+    assert await store.count(StoreQuery(user=user(proxy, "alice"), verdicts=("refusal",))) == 2
 
 
 @pytest.mark.parametrize(("policy", "expected"), [("all", 5), ("none", None)])
@@ -96,8 +101,8 @@ async def test_redaction_happens_before_anything_reaches_the_disk(start_proxy, t
     case = CASES[2]  # parametric: captured under the default policy
     question = f"{case.question} Reply to {secret}"
     documents = [f"{case.retrieved[0]} Contact {secret}.", *case.retrieved[1:]]
-    proxy = await start_proxy(thesis_script, flags={"store": {"path": str(path), "redact": [r"[\w.+-]+@[\w-]+\.[\w.]+"],
-                                                              "user_headers": ["x-app-user"]}})
+    proxy = await start_proxy(thesis_script, flags={"store": {"path": str(path), "user_headers": ["x-app-user"]},
+                                                    "privacy": {"redact": [r"[\w.+-]+@[\w-]+\.[\w.]+"]}})
     await proxy.client.chat.completions.create(model=MODEL, messages=rag_messages(question, documents),
                                                extra_body=explicit(question, documents),
                                                extra_headers={"x-app-user": "bob", "x-ragtap-user": "ignored"})
@@ -106,7 +111,7 @@ async def test_redaction_happens_before_anything_reaches_the_disk(start_proxy, t
     assert await store.flush(timeout=15)
     (row,) = (await store.query(StoreQuery())).items
     assert secret not in row.question and "[redacted]" in row.question and "[redacted]" in row.documents[0].text
-    assert row.user == "bob"  # the configured header, not the default one
+    assert row.user == user(proxy, "bob")  # the configured header, not the default one
     await store.close()
     on_disk = b"".join(p.read_bytes() for p in tmp_path.iterdir() if p.name.startswith("c.sqlite3"))
     assert secret.encode() not in on_disk and b"[redacted]" in on_disk
@@ -127,14 +132,14 @@ async def test_a_locked_sqlite_file_drops_and_counts_then_capture_resumes(start_
         assert await store.flush(timeout=15)
         assert store.stats.dropped["write_failed"] > 0 and store.stats.failures > 0
         assert "locked" in (store.stats.last_error or "")
-        assert await store.count(StoreQuery(user="alice-1")) == 5  # WAL: the triage page still reads meanwhile
+        assert await store.count(StoreQuery(user=user(proxy, "alice-1"))) == 5  # WAL: the triage page still reads meanwhile
     finally:
         blocker.execute("ROLLBACK")
         blocker.close()
     await ask_all(proxy, tag="-3")
     await scored(proxy, 15)
     assert await store.flush(timeout=15)
-    assert await store.count(StoreQuery(user="alice-3")) == 5  # capture resumed by itself
+    assert await store.count(StoreQuery(user=user(proxy, "alice-3"))) == 5  # capture resumed by itself
     assert store.stats.recovered >= 1
 
 
@@ -178,9 +183,9 @@ async def test_an_unreachable_postgresql_drops_and_counts_then_capture_resumes(s
     while time.monotonic() < deadline:  # the writer retries after its backoff (at most 2 s)
         await ask_all(proxy, tag="-3")
         assert await store.flush(timeout=20)
-        if await store.count(StoreQuery(user="alice-3")) > 0:
+        if await store.count(StoreQuery(user=user(proxy, "alice-3"))) > 0:
             break
-    assert await store.count(StoreQuery(user="alice-3")) >= 5
+    assert await store.count(StoreQuery(user=user(proxy, "alice-3"))) >= 5
     assert store.stats.recovered >= 1
 
 

@@ -183,7 +183,9 @@ def test_thresholds_decide_and_rejudge_without_embedding() -> None:
     assert decide(0.6, 0.2, ClaimThresholds()) == (True, "lexical")
     assert decide(0.6, 0.2, strict) == (False, "no_evidence")
     assert decide(0.1, 0.8, ClaimThresholds()) == (True, "similar")
-    assert decide(0.36, 0.65, ClaimThresholds()) == (True, "lexical_and_similar")
+    # words scattered over the documents (little of them in the aligned sentence window) need some cosine too
+    assert decide(0.6, 0.2, ClaimThresholds(), aligned=0.1) == (False, "no_evidence")
+    assert decide(0.40, 0.65, ClaimThresholds(), aligned=0.1) == (True, "lexical_and_similar")
     assert decide(0.36, 0.55, ClaimThresholds()) == (False, "no_evidence")
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 
 import pytest
@@ -18,15 +19,22 @@ def write(tmp_path: Path, text: str) -> Path:
     return path
 
 
+def defaults() -> Config:
+    """`Config()` with the one default `load_config` fills in: the capture store in the data directory."""
+    from ragtap.config import STORE_FILE, data_dir
+
+    return dataclasses.replace(Config(), store=dataclasses.replace(Config().store, path=str(data_dir() / STORE_FILE)))
+
+
 def test_defaults_without_a_file() -> None:
     config = load_config(environ={})
-    assert config == Config()
+    assert config == defaults()
     assert config.thresholds == DEFAULT_THRESHOLDS
     assert config.server.host == "127.0.0.1" and config.server.port == 8787
 
 
 def test_the_shipped_config_toml_is_the_defaults() -> None:
-    assert load_config(REPO / "config.toml", environ={}) == Config()
+    assert load_config(REPO / "config.toml", environ={}) == defaults()
 
 
 def test_precedence_file_then_env_then_flags(tmp_path: Path) -> None:

@@ -212,3 +212,45 @@ def test_a_refusal_does_not_hide_an_invented_claim(embedder) -> None:
     ]
     plain = score(embedder, DATABASE, "The documents do not mention the price of the Business plan.")
     assert plain.verdict is Verdict.REFUSAL, plain.explanation
+
+
+# --------------------------------------------------------------------------------------------------------------
+# contradicted claims stay distinct where the claims go: Prometheus, OpenTelemetry, the score output
+# --------------------------------------------------------------------------------------------------------------
+
+
+def test_contradicted_claims_are_counted_apart_in_prometheus_and_otel(embedder) -> None:
+    from opentelemetry.sdk.trace import TracerProvider
+    from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+    from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+
+    from ragtap.exporters.otel import OtelExporter
+    from ragtap.exporters.prometheus import PrometheusExporter
+    from ragtap.exporters.settings import OtelSettings
+    from ragtap.records import output_record
+
+    answer = "Check the tire pressure when the tires are cold. The standard warranty covers 8 years. Wax the car weekly with a clay bar."
+    item = Interaction(question="What does the manual say?", documents=(Document(CAR_MANUAL),), answer=answer, model="m")
+    assessment = assess_batch([item], embedder, build_policy(load_config(environ=ENV)))[0]
+    assert [c.outcome for c in assessment.claims if c.of == "answer"] == [
+        ClaimOutcome.SUPPORTED, ClaimOutcome.CONTRADICTED, ClaimOutcome.NOT_FOUND]
+
+    prometheus = PrometheusExporter()
+    prometheus.interaction_scored(item, assessment, 0.1)
+    text = prometheus.render()[0].decode()
+    assert 'ragtap_unsupported_claims_total{model="m"} 2.0' in text and 'ragtap_contradicted_claims_total{model="m"} 1.0' in text
+
+    spans = InMemorySpanExporter()
+    provider = TracerProvider()
+    provider.add_span_processor(SimpleSpanProcessor(spans))
+    OtelExporter(OtelSettings(enabled=True, capture_content=True), tracer_provider=provider).interaction_scored(item, assessment, 0.1)
+    (span,) = spans.get_finished_spans()
+    (event,) = [e for e in span.events if e.attributes.get("gen_ai.evaluation.name") == "ragtap.claims"]
+    start = answer.index("The standard")
+    assert event.attributes["ragtap.claims.contradicted"] == 1
+    assert tuple(event.attributes["ragtap.claims.contradicted_offsets"]) == (f"{start}-{start + len('The standard warranty covers 8 years.')}",)
+    assert '"conflicts": ["number: 8 year vs 3 year"]' in event.attributes["ragtap.claims.unsupported_text"]
+
+    record = output_record(item, assessment)
+    assert record["contradicted_claims"] == 1 and record["unsupported_claims"] == 2
+    assert [c["outcome"] for c in record["claims"] if c["of"] == "answer"] == ["supported", "contradicted", "not_found"]

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from ragtap.commands.demo import format_table, play
-from ragtap.config import load_config
+from ragtap.config import data_dir, load_config
 
 EXPECTED = [
     ("grounded", False),
@@ -18,7 +18,9 @@ EXPECTED = [
 
 async def test_demo_plays_the_five_cases() -> None:
     config = load_config(environ={})
+    assert config.store.enabled  # the default store is on for `ragtap serve`...
     rows = await play(config, stream=True)
+    assert not data_dir().exists()  # ...but the demo leaves nothing in the data directory (issue 24)
     assert [(row["verdict"], row["poor_retrieval"]) for row in rows] == EXPECTED
     for row in rows:
         case = row["case"]

@@ -50,9 +50,14 @@ def test_request_identity_caps_and_ignores_non_strings() -> None:
 
 
 def test_exporters_are_built_by_name_and_new_ones_register() -> None:
+    from ragtap.exporters.store import StoreExporter
+
     config = load_config(environ=ENV, flags={"otel": {"enabled": False}})
     built = build_exporters(config)
-    assert built.prometheus is not None and built.exporters == [built.prometheus]
+    assert built.prometheus is not None and built.store is not None  # the capture store is on by default
+    assert built.exporters[0] is built.prometheus and [type(e) for e in built.exporters[1:]] == [StoreExporter]
+    built.store.close_sync()
+    config = load_config(environ=ENV, flags={"otel": {"enabled": False}, "store": {"capture": "none"}})
     marker: list[str] = []
     register_exporter("test-marker", lambda cfg, b: marker.append("built") or [])
     try:

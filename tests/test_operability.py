@@ -81,7 +81,7 @@ def test_an_unresolvable_upstream_is_one_warning_line_and_ragtap_starts(tmp_path
 def test_json_log_format(tmp_path: Path) -> None:
     lines, code = _serve(tmp_path, "http://no-such-host.invalid/v1", {"RAGTAP_LOG_LEVEL": "INFO", "RAGTAP_LOG_FORMAT": "json"})
     assert code == 0, lines
-    logged = [line for line in lines if not line.startswith("ragtap")]  # (the two status lines are plain text)
+    logged = [line for line in lines if not line.startswith(("ragtap", "capture store:"))]  # (the status lines are plain text)
     entries = [json.loads(line) for line in logged]  # every log line is one JSON object
     assert {"time", "level", "logger", "message"} <= set(entries[0])
     assert any(e["level"] == "INFO" and e["message"].startswith("ragtap started:") for e in entries)

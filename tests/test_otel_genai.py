@@ -238,14 +238,15 @@ async def test_not_rag_exchange_has_no_overhead_and_no_content_without_capture(o
 
 
 # -------------------------------------------------------------------------------------------------- cost
-def test_price_table_defaults_prefixes_and_overrides():
+def test_price_table_defaults_snapshots_and_overrides():
     table = PriceTable()
-    assert table.price("gpt-4o-mini-2024-07-18") == ModelPrice(0.15, 0.60)  # the longest prefix, not gpt-4o
+    assert table.price("gpt-4o-mini-2024-07-18") == ModelPrice(0.15, 0.60)  # the snapshot of gpt-4o-mini, not gpt-4o
     assert table.price("gpt-4o-2024-08-06") == ModelPrice(2.50, 10.00)
     assert table.price("llama-3.1-70b") is None and table.price(None) is None
     custom = PriceTable(CostSettings(prices={"gpt-4o": ModelPrice(1.0, 2.0), "llama": ModelPrice(0.0, 0.0)}))
     assert custom.cost("gpt-4o", 1_000_000, 500_000) == pytest.approx(2.0)
-    assert custom.cost("llama-3.1-70b", 10, 10) == 0.0
+    assert custom.cost("llama-3.1-70b", 10, 10) is None  # a bare prefix names another model: unpriced
+    assert custom.cost("llama", 10, 10) == 0.0
     record = ExchangeRecord(route="/v1/chat/completions", request_model="unpriced-model", status=200,
                             injected_instruction="Answer in JSON.", supporting_tokens=12)
     overhead = settle_overhead(record, table)

@@ -389,7 +389,10 @@ async def rig_context(embedder: Any, flags: dict[str, dict[str, Any]] | None = N
     async with FaultUpstream() as upstream:
         base: dict[str, dict[str, Any]] = {"server": {"upstream": upstream_url or upstream.base_url, "host": "127.0.0.1", "port": 0,
                                                       "read_timeout_s": READ_TIMEOUT, "connect_timeout_s": CONNECT_TIMEOUT,
-                                                      "shutdown_grace_s": 2.0}}
+                                                      "shutdown_grace_s": 2.0},
+                                           # the store (on by default) opens its files lazily, mid-test: these tests
+                                           # count file descriptors; the store's faults are tests/test_store_faults.py's
+                                           "store": {"path": ""}}
         for section, values in (flags or {}).items():
             base.setdefault(section, {}).update(values)
         config = load_config(flags=base, environ=ENV)

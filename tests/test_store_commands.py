@@ -102,12 +102,13 @@ def test_export_writes_score_input_lines_that_score_and_calibrate_read(tmp_path:
 
 
 def test_redacted_claims_keep_offsets_that_point_at_their_text() -> None:
-    from ragtap.store.redact import Redactor
+    from ragtap.privacy import Redactor
+    from ragtap.store.redact import redact_captured
 
     row = captured(1)
     claim = dataclasses.replace(row.claims[0], text="Mail bob@x.org now.", start=11, end=30)
     row = dataclasses.replace(row, answer="Hello you. Mail bob@x.org now.", claims=(claim,))
-    redacted = Redactor((r"\S+@\S+\.\w+",))(row)
+    redacted = redact_captured(row, Redactor((r"\S+@\S+\.\w+",)))
     (kept,) = redacted.claims
     assert redacted.answer == "Hello you. Mail [redacted] now."
     assert redacted.answer[kept.start:kept.end] == kept.text == "Mail [redacted] now."

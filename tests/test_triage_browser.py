@@ -21,7 +21,7 @@ from typing import Any
 import aiohttp
 import pytest
 from test_triage_proxy import TRACE_ID, flags, play, stored, triage_script
-from triage_rows import HOSTILE_QUESTION, HOSTILE_UNSUPPORTED
+from triage_rows import HOSTILE_CONTRADICTED, HOSTILE_QUESTION, HOSTILE_UNSUPPORTED
 
 from ragtap.demo.cases import thesis_cases
 
@@ -35,8 +35,8 @@ CHROMEDRIVER = shutil.which("chromedriver") or "/usr/bin/chromedriver"
 WAIT_S = 20.0
 
 
-def browser() -> Any:
-    """A headless Chromium (skipped, with the reason, where it is not installed; a failure in CI)."""
+def browser(*arguments: str) -> Any:
+    """A headless Chromium (skipped, with the reason, where it is not installed; a failure in CI), with `arguments`."""
     missing = [path for path in (CHROMIUM, CHROMEDRIVER) if not Path(path).exists()]
     if missing:
         reason = f"{', '.join(missing)} not installed (Debian: apt-get install chromium chromium-driver; scripts/system-packages.sh)"
@@ -49,7 +49,7 @@ def browser() -> Any:
     options = webdriver.ChromeOptions()
     options.binary_location = CHROMIUM
     for argument in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--window-size=1440,900",
-                     "--lang=en-US"):
+                     "--lang=en-US", *arguments):
         options.add_argument(argument)
     driver = webdriver.Chrome(options=options, service=Service(CHROMEDRIVER))
     driver.set_page_load_timeout(WAIT_S)
@@ -130,12 +130,16 @@ def table_scenario(driver: Any, url: str) -> str:
     mark = until(driver, lambda d: d.find_elements(By.CSS_SELECTOR, "#d-body mark.unsupported"), "the highlighted sentence")
     assert [m.text for m in mark] == [HOSTILE_UNSUPPORTED]
     assert "number_missing" in mark[0].get_attribute("title")
+    # a contradicted claim is marked apart, with what the documents say instead
+    [contradicted] = driver.find_elements(By.CSS_SELECTOR, "#d-body mark.contradicted")
+    assert contradicted.text == HOSTILE_CONTRADICTED and "number: 1899 vs 1889" in contradicted.get_attribute("title")
     assert texts(driver, "#d-unsupported li")[0].startswith(HOSTILE_UNSUPPORTED)
+    assert texts(driver, "#d-unsupported li.contradicted")[0].startswith(HOSTILE_CONTRADICTED)
     assert texts(driver, "#d-question") == [HOSTILE_QUESTION]
     assert len(driver.find_elements(By.CSS_SELECTOR, "#d-body .doc.attributed")) == 1
     assert driver.find_element(By.ID, "trace-link").get_attribute("href") == f"http://127.0.0.1:16686/trace/{TRACE_ID}"
     assert texts(driver, "#d-verdict") == ["unsupported_answer"]
-    assert texts(driver, "#d-rule")[0].startswith("why: claim 2 of 2 of the answer supported by neither")
+    assert texts(driver, "#d-rule")[0].startswith("why: claims 2, 3 of 3 (contradicted: 3) of the answer supported by neither")
     score_rows = driver.find_elements(By.CSS_SELECTOR, "#d-body table.scores tbody tr")
     assert [r.get_attribute("data-metric") for r in score_rows] == ["sdq", "sdrd", "sda", "qrd", "qa", "ard"]
     assert "tokens" in texts(driver, "#d-body dl.facts dt")
@@ -219,32 +223,75 @@ async def test_triage_page_in_headless_chromium(start_proxy, tmp_path: Path) -> 
         await asyncio.to_thread(driver.quit)
 
 
-async def test_the_page_asks_for_the_token_and_then_shows_the_rows(start_proxy, tmp_path: Path) -> None:
+async def test_the_page_asks_for_its_own_token_keeps_it_in_memory_only_and_ignores_a_fragment(start_proxy, tmp_path: Path) -> None:
+    """Issue 24: the triage token is its own (the /metrics token is refused when one is set), sent as a header,
+    never kept in localStorage (a link's #token=... overwrote it there), never taken from the address."""
     from selenium.webdriver.common.by import By
 
-    proxy = await start_proxy(triage_script, flags={**flags(tmp_path), "prometheus": {"token": "s3cret-t0ken"}})
+    proxy = await start_proxy(triage_script, flags={**flags(tmp_path), "prometheus": {"token": "metrics-t0ken"},
+                                                    "triage": {**flags(tmp_path)["triage"], "token": "triage-t0ken"}})
     total = await play(proxy)
     await stored(proxy, total)
     url = proxy.server.triage_url
     driver = await asyncio.to_thread(browser)
 
+    def sign_in(token: str) -> None:
+        driver.find_element(By.ID, "token").send_keys(token)
+        driver.find_element(By.CSS_SELECTOR, "#auth button").click()
+
     def scenario() -> None:
         driver.get(url)
+        # a token an earlier version kept in localStorage is removed, not used
+        driver.execute_script("window.localStorage.setItem('ragtap.triage.token', 'triage-t0ken')")
+        driver.get(url)
         until(driver, lambda d: d.find_element(By.ID, "auth").is_displayed(), "the token form")
-        assert rows(driver) == []
-        driver.find_element(By.ID, "token").send_keys("wrong")
-        driver.find_element(By.CSS_SELECTOR, "#auth button").click()
+        assert rows(driver) == [] and driver.execute_script("return window.localStorage.length") == 0
+        sign_in("metrics-t0ken")  # the /metrics token is not the page's when the page has its own
         until(driver, lambda d: "not accepted" in d.find_element(By.ID, "auth-error").text, "the refusal")
-        driver.find_element(By.ID, "token").send_keys("s3cret-t0ken")
-        driver.find_element(By.CSS_SELECTOR, "#auth button").click()
+        sign_in("triage-t0ken")
         until(driver, lambda d: len(rows(d)) == total, f"{total} rows with the token")
         assert not driver.find_element(By.ID, "auth").is_displayed()
-        driver.execute_script("window.localStorage.clear()")
-        driver.get(url + "?verdict=refusal#token=s3cret-t0ken")  # a link may carry it in the fragment (never sent to a server)
-        until(driver, lambda d: len(rows(d)) == 2, "the refusals, with the fragment's token")
-        assert "token" not in driver.current_url
+        stored_anywhere = driver.execute_script(
+            "return [window.localStorage.length, window.sessionStorage.length, document.cookie]")
+        assert stored_anywhere == [0, 0, ""]
+        # a link carrying a token in its fragment: ignored (the page asks), and it cannot replace the token in use
+        driver.get(url + "?verdict=refusal#token=triage-t0ken")
+        until(driver, lambda d: d.find_element(By.ID, "auth").is_displayed(), "the token form again")
+        assert rows(driver) == [] and driver.execute_script("return window.localStorage.length") == 0
+        sign_in("triage-t0ken")
+        until(driver, lambda d: len(rows(d)) == 2, "the refusals, with the typed token")
 
     try:
         await asyncio.to_thread(scenario)
+    finally:
+        await asyncio.to_thread(driver.quit)
+
+
+async def test_a_remote_browser_reads_the_page_by_an_allowed_host_name(start_proxy, tmp_path: Path) -> None:
+    """Issue 24: a browser elsewhere reaches ragtap by a name that is not loopback (here Chromium resolves
+    triage.example.test to 127.0.0.1, so its requests carry `Host: triage.example.test:PORT` as a remote browser's
+    would).  Without a token the API answers such a name only when `[triage] allowed_hosts` lists it."""
+    from selenium.webdriver.common.by import By
+
+    allowed = await start_proxy(triage_script, flags={**flags(tmp_path), "triage": {**flags(tmp_path)["triage"],
+                                                                                    "allowed_hosts": ["triage.example.test"]}})
+    total = await play(allowed)
+    await stored(allowed, total)
+    driver = await asyncio.to_thread(browser, "--host-resolver-rules=MAP triage.example.test 127.0.0.1")
+
+    def scenario(port: int, expect_rows: bool) -> None:
+        driver.get(f"http://triage.example.test:{port}/triage/")
+        if expect_rows:
+            until(driver, lambda d: len(rows(d)) == total, f"{total} rows by the allowed name")
+            shot(driver, "7-remote-allowed")
+        else:
+            until(driver, lambda d: "forbidden" in d.find_element(By.ID, "error").text, "the refusal of a name not allowed")
+            assert rows(driver) == []
+
+    try:
+        await asyncio.to_thread(scenario, allowed.server.port, True)
+        (tmp_path / "other").mkdir()
+        refused = await start_proxy(triage_script, flags=flags(tmp_path / "other"))  # no allowed_hosts: DNS rebinding shape
+        await asyncio.to_thread(scenario, refused.server.port, False)
     finally:
         await asyncio.to_thread(driver.quit)

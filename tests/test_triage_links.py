@@ -89,6 +89,7 @@ def test_verdict_and_score_alerts_carry_a_triage_link_their_filters_fit() -> Non
     expected = {
         "RagtapRefusalRateHigh": "refusal", "RagtapParametricRateHigh": "parametric",
         "RagtapUnsupportedAnswerRateHigh": "unsupported_answer", "RagtapUnsupportedClaimRateHigh": "unsupported_answer",
+        "RagtapContradictedClaimRateHigh": "unsupported_answer",
         "RagtapUnscoredRateHigh": "unscored", "RagtapSdrdMedianDropped": "parametric", "RagtapSdrdMedianLow": "parametric",
         "RagtapPoorRetrievalRateHigh": None,
     }

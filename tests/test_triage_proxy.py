@@ -13,7 +13,7 @@ from typing import Any
 
 import aiohttp
 import pytest
-from triage_rows import HOSTILE_ANSWER, HOSTILE_DOCUMENTS, HOSTILE_QUESTION, HOSTILE_SUPPORTING, HOSTILE_UNSUPPORTED
+from triage_rows import HOSTILE_ANSWER, HOSTILE_CONTRADICTED, HOSTILE_DOCUMENTS, HOSTILE_QUESTION, HOSTILE_SUPPORTING, HOSTILE_UNSUPPORTED
 
 from ragtap.config import load_config
 from ragtap.demo.cases import thesis_cases, thesis_script
@@ -80,8 +80,10 @@ async def test_the_page_on_the_proxy_port_lists_and_opens_what_went_through_the_
         async with http.get(f"{proxy.url}/triage/api/interactions/{hostile['id']}") as response:
             item = await response.json()
         assert item["verdict"] == "unsupported_answer" and item["answer"] == HOSTILE_ANSWER
-        [claim] = [c for c in item["claims"] if c["of"] == "answer" and c["supported"] is False]
-        assert item["answer"][claim["start"]:claim["end"]] == HOSTILE_UNSUPPORTED
+        [claim, contradicted] = [c for c in item["claims"] if c["of"] == "answer" and c["supported"] is False]
+        assert item["answer"][claim["start"]:claim["end"]] == HOSTILE_UNSUPPORTED and claim["outcome"] == "not_found"
+        assert item["answer"][contradicted["start"]:contradicted["end"]] == HOSTILE_CONTRADICTED
+        assert contradicted["outcome"] == "contradicted" and contradicted["conflicts"] == ["number: 1899 vs 1889"]
         assert item["trace"]["url"] == f"http://127.0.0.1:16686/trace/{TRACE_ID}"
         assert item["tokens"]["prompt"] and item["tokens"]["supporting"] and item["latency_ms"] > 0
         assert item["documents"][item["attributed_document"]]["attributed"] is True

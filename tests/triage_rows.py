@@ -66,7 +66,8 @@ def captured(i: int, **changes: Any) -> CapturedInteraction:
 
 # ---------------------------------------------------------------------------------------- through the proxy
 # A RAG exchange whose texts attack the page, played by the scripted upstream next to the thesis's five: the
-# answer's second sentence is the model's own (a year and a name the documents lack), so it is unsupported.
+# answer's second sentence is the model's own (a year and a name the documents lack), so it is unsupported; its
+# third gives another year than the document's sentence about the same event, so it is contradicted.
 HOSTILE_QUESTION = f"Where is the Eiffel tower? {HOSTILE}"
 HOSTILE_DOCUMENTS = (
     "The Eiffel tower is in Paris, on the Champ de Mars. It was completed in 1889 for the World's Fair.",
@@ -74,5 +75,6 @@ HOSTILE_DOCUMENTS = (
 )
 HOSTILE_SUPPORTED = "The Eiffel tower 🗼 is in Paris, on the Champ de Mars."  # non-BMP: offsets are code points
 HOSTILE_UNSUPPORTED = "It was painted gold in 1999 by \"<b>Gustave Moreau</b>\" & 'friends'."
-HOSTILE_ANSWER = f"{HOSTILE_SUPPORTED} {HOSTILE_UNSUPPORTED}"
+HOSTILE_CONTRADICTED = "It was completed in 1899 for the World's Fair."
+HOSTILE_ANSWER = f"{HOSTILE_SUPPORTED} {HOSTILE_UNSUPPORTED} {HOSTILE_CONTRADICTED}"
 HOSTILE_SUPPORTING = "The Eiffel tower is in Paris, on the Champ de Mars."

@@ -56,6 +56,8 @@ def store_settings(config_path: str | None, where: str | None):  # type: ignore[
             raise CommandError(f"no capture store at {where}")
     if not (settings.path or settings.url):
         raise CommandError("no capture store: set [store] path or url in the config (--config), or pass --store")
+    if settings.path and not settings.url and not Path(settings.path).is_file():  # read, never create an empty one
+        raise CommandError(f"no capture store at {settings.path} (`ragtap serve` writes it there by default)")
     return dataclasses.replace(settings, capture="all" if settings.capture == "none" else settings.capture)
 
 

@@ -11,7 +11,7 @@ import asyncio
 import json
 import time
 
-from ragtap.config import load_config
+from ragtap.config import STORE_FILE, data_dir, load_config
 from ragtap.types import PRIMARY_METRICS
 
 
@@ -79,7 +79,11 @@ def _with(config, *, upstream: str):  # type: ignore[no-untyped-def]
     server = dataclasses.replace(config.server, upstream=upstream, host="127.0.0.1", port=0)
     # The demo's own metrics stay in-process: no /metrics listener on a fixed port.
     prometheus = dataclasses.replace(config.prometheus, listen_port=None)
-    return dataclasses.replace(config, server=server, prometheus=prometheus)
+    # A demo leaves nothing behind: no capture store in the user's data directory (one the --config names is kept).
+    store = config.store
+    if store.path == str(data_dir() / STORE_FILE):
+        store = dataclasses.replace(store, path="")
+    return dataclasses.replace(config, server=server, prometheus=prometheus, store=store)
 
 
 def format_table(rows: list[dict], thresholds) -> str:  # type: ignore[no-untyped-def]

@@ -43,7 +43,7 @@ def _common(p: argparse.ArgumentParser, *, default_limit: str, generation: bool 
 
 
 def add_parser(subparsers: argparse._SubParsersAction) -> None:
-    p = subparsers.add_parser("experiment", help="run an evaluation experiment (squad2, cloud-faq, mirage, thresholds, wikieval, delucionqa)")
+    p = subparsers.add_parser("experiment", help="run an evaluation experiment (squad2, cloud-faq, mirage, thresholds, wikieval, delucionqa, ragtruth, faithbench)")
     sub = p.add_subparsers(dest="experiment", required=True)
 
     s = sub.add_parser("squad2", help="the thesis's SQuAD 2.0 experiment (unanswerable = poor generation)")
@@ -66,10 +66,12 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     t.add_argument("--write", help="also write the [thresholds] TOML fragment here")
 
     from ragtap.evaluation.experiments.delucionqa import add_delucionqa_parser
+    from ragtap.evaluation.experiments.labelled import add_labelled_parsers
     from ragtap.evaluation.experiments.wikieval import add_wikieval_parser  # Ragas Table 1 on WikiEval (owner: the judge)
 
     add_wikieval_parser(sub)
     add_delucionqa_parser(sub)
+    add_labelled_parsers(sub)
     p.set_defaults(func=run)
 
 
@@ -78,6 +80,15 @@ def run(args: argparse.Namespace) -> int:
         from ragtap.evaluation.experiments.delucionqa import run_delucionqa
 
         return run_delucionqa(args)
+    if args.experiment in ("ragtruth", "faithbench"):
+        from ragtap.evaluation.datasets import DatasetError
+        from ragtap.evaluation.experiments.labelled import run_labelled
+
+        try:
+            return run_labelled(args)
+        except DatasetError as error:
+            print(f"ragtap experiment: {error}", file=sys.stderr)
+            return 2
     if args.experiment == "wikieval":
         from ragtap.evaluation.experiments.wikieval import run_wikieval
 

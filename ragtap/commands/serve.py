@@ -9,7 +9,7 @@ import logging
 import sys
 
 from ragtap.commands.common import CommandError, load_plugins
-from ragtap.config import ConfigError, load_config
+from ragtap.config import Config, ConfigError, load_config
 
 
 def add_parser(subparsers: argparse._SubParsersAction) -> None:
@@ -25,9 +25,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
 def _banner(config, base_url: str, triage: str, workers: str = "") -> None:  # type: ignore[no-untyped-def]
     """The start-up lines (once, however many workers): where ragtap listens and forwards, the triage page, the store."""
     print(f"ragtap listening on {base_url} -> {_redacted(config.server.upstream)}; triage page: {triage}{workers}", file=sys.stderr, flush=True)
-    if config.store.enabled:
-        where = config.store.path or _redacted(config.store.url or "")
-        print(f"capture store: {config.store.backend} {where} (capture {config.store.capture})", file=sys.stderr, flush=True)
+    print(capture_line(config), file=sys.stderr, flush=True)
     log.info("%s", startup_summary(config, base_url))
 
 
@@ -37,7 +35,7 @@ def _shutting_down() -> None:
 
 async def _serve(config) -> None:  # type: ignore[no-untyped-def]
     """One process serving (the default, `[server] workers = 1`)."""
-    from ragtap.supervisor.process import ListenError, serve
+    from ragtap.supervisor.process import CannotServe, serve
 
     async def started(server) -> None:  # type: ignore[no-untyped-def]
         _banner(config, server.base_url, server.triage_url or f"{server.triage_unavailable}")
@@ -45,13 +43,13 @@ async def _serve(config) -> None:  # type: ignore[no-untyped-def]
 
     try:
         await serve(config, started=started, stopping=_shutting_down)
-    except ListenError as error:  # the port is taken, the host is not this machine's, ...
+    except CannotServe as error:  # the port is taken, the host is not this machine's, ... (names the listener)
         raise CommandError(str(error)) from None
 
 
 def _supervise(config, count: int) -> int:  # type: ignore[no-untyped-def]
     """`count` worker processes on one port (ragtap/supervisor/)."""
-    from ragtap.supervisor.process import ListenError
+    from ragtap.supervisor.process import CannotServe
     from ragtap.supervisor.supervisor import StartFailed, supervise
 
     def announce(first, opened) -> None:  # type: ignore[no-untyped-def]
@@ -64,11 +62,25 @@ def _supervise(config, count: int) -> int:  # type: ignore[no-untyped-def]
     try:
         return supervise(config, count, announce=announce, stopping=_shutting_down, on_started=worker_started,
                          prepare=functools.partial(_prepare_worker, config.log.level, config.log.format))
-    except (ListenError, StartFailed) as error:
+    except (CannotServe, StartFailed) as error:
         raise CommandError(str(error)) from None
 
 
 log = logging.getLogger("ragtap.serve")
+_KEPT = {"flagged": "every verdict but grounded, and poor retrieval", "all": "every scored interaction"}
+
+
+def capture_line(config: Config) -> str:
+    """What the capture store keeps, where, for how long, and how to turn it off: one start-up line."""
+    store, privacy = config.store, config.privacy
+    if not store.enabled:
+        why = 'capture = "none"' if store.capture == "none" else 'path = ""'
+        return f"capture store: off ([store] {why})"
+    where = store.path or _redacted(store.url or "")
+    identity = {"hashed": "user/session ids hashed", "clear": "user/session ids in clear", "none": "no user/session ids"}[privacy.identity]
+    redacted = f"{len(privacy.redact)} redaction patterns" if privacy.redact else "no redaction patterns"
+    return (f"capture store: {store.backend} {where} (capture {store.capture}: {_KEPT[store.capture]}; {redacted}, {identity}; "
+            f"kept {store.max_age_days:g} days, at most {store.max_rows} rows; [store] capture = \"none\" turns it off)")
 
 
 def startup_summary(config, base_url: str) -> str:  # type: ignore[no-untyped-def]

@@ -258,8 +258,12 @@ class PrometheusExporter(Exporter):
             "content.", ["model", "kind"], registry=r)
         self.overhead_cost = Counter(
             "ragtap_overhead_cost_usd_total",
-            "What ragtap's own tokens cost in USD, priced with the [cost] table (models without a price add 0).",
-            ["model"], registry=r)
+            "What ragtap's own tokens cost in USD, priced with the [cost] table (models without a price add 0: "
+            "see ragtap_overhead_unpriced_total).", ["model"], registry=r)
+        self.overhead_unpriced = Counter(
+            "ragtap_overhead_unpriced_total",
+            "Exchanges whose overhead tokens could not be priced: the model has no entry in the [cost] table (by "
+            "exact id or as a dated snapshot of one).", ["model"], registry=r)
 
         # --- scoring pipeline ----------------------------------------------------------------------------------
         self.queue_depth_gauge = Gauge(
@@ -297,6 +301,10 @@ class PrometheusExporter(Exporter):
         self.unsupported_claims = Counter(
             "ragtap_unsupported_claims_total",
             "Claims of answers that neither the documents nor the supporting content support.", ["model"], registry=r)
+        self.contradicted_claims = Counter(
+            "ragtap_contradicted_claims_total",
+            "Claims of answers that the evidence they rest on contradicts (another number, name, negation, order): "
+            "a subset of ragtap_unsupported_claims_total.", ["model"], registry=r)
         self.unscored = Counter(
             "ragtap_unscored_total", "Interactions that could not be scored, by reason.", ["reason", "model"],
             registry=r)
@@ -400,6 +408,8 @@ class PrometheusExporter(Exporter):
                     self._child(self.overhead_tokens, model, kind_).inc(value)
             if overhead.cost_usd:
                 self._child(self.overhead_cost, model).inc(overhead.cost_usd)
+            elif overhead.cost_usd is None and (overhead.input_tokens or overhead.output_tokens):
+                self._child(self.overhead_unpriced, model).inc()
 
     def passthrough_finished(self, exchange: ExchangeRecord) -> None:
         route = normalise_route(exchange.route)
@@ -431,6 +441,7 @@ class PrometheusExporter(Exporter):
         if judged:
             self._child(self.claims_judged, model).inc(judged)
             self._child(self.unsupported_claims, model).inc(len(assessment.unsupported_claims))
+            self._child(self.contradicted_claims, model).inc(len(assessment.contradicted_claims))
         if assessment.poor_retrieval is not None:
             self._child(self.retrieval_judged, model).inc()
             if assessment.poor_retrieval:

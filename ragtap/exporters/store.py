@@ -131,6 +131,15 @@ def watch(store: ThreadedStore, registry: Any, backend: str) -> None:
             for reason, n in sorted(reasons.items()):
                 dropped.add_metric([backend, reason], n)
             yield dropped
+            reopened = CounterMetricFamily(
+                "ragtap_store_reopened", "Times the capture store's database file went away under ragtap and a new one "
+                "was started, by reason: deleted, replaced (another file at its path), corrupt (moved aside).",
+                labels=["backend", "reason"])
+            with stats.lock:
+                reasons = dict(stats.reopened)
+            for reason in ("deleted", "replaced", "corrupt"):
+                reopened.add_metric([backend, reason], reasons.get(reason, 0))
+            yield reopened
             failures = CounterMetricFamily("ragtap_store_write_failures", "Failed capture-store write transactions.", labels=["backend"])
             failures.add_metric([backend], stats.failures)
             yield failures

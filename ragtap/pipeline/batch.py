@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from ragtap.pipeline.limits import ScoringLimits, bound
-from ragtap.scoring.claims import Claim, ClaimThresholds, Evidence, judge_claim, judge_short_answer, split_claims
+from ragtap.scoring.claims import Claim, ClaimThresholds, Evidence, judge_claim, judge_short_answer, split_claims, verified
 from ragtap.scoring.metrics import compute_scores
 from ragtap.scoring.passages import DEFAULT_MAX_WORDS, Passage, split_passages
 from ragtap.scoring.refusal import DEFAULT_REFUSAL_DETECTOR, RefusalDetector
@@ -26,6 +26,7 @@ from ragtap.types import Assessment, ClaimSupport, Interaction, Thresholds
 
 if TYPE_CHECKING:
     from ragtap.embedding.base import Embedder
+    from ragtap.verifier.base import ClaimVerifier
 
 
 @dataclass(frozen=True, slots=True)
@@ -36,6 +37,7 @@ class ScoringPolicy:
     passage_words: int = DEFAULT_MAX_WORDS  # documents longer than this are cut into passages
     claim_level: bool = True  # off: whole-text scores only (cheaper; no unsupported sentence can be named)
     limits: ScoringLimits = field(default_factory=ScoringLimits)
+    verifier: ClaimVerifier | None = None  # [claims.verifier]: the user's model, judging the claims again
 
 
 class _TextTable:
@@ -118,7 +120,8 @@ def _claims(plan: _Plan, vectors: np.ndarray, policy: ScoringPolicy, question: s
     support = [(c, row) for c, row in zip(plan.supporting_claims, plan.supporting_claim_rows) if row is not None]
     if support:
         extra = [Passage(-1, c.start, c.end, c.checked_text) for c, _ in support]
-        evidence = Evidence.of([*plan.passages, *extra], vectors[plan.passage_rows + [row for _, row in support]], plan.documents, question)
+        evidence = Evidence.of([*plan.passages, *extra], vectors[plan.passage_rows + [row for _, row in support]], plan.documents, question,
+                               documents.index)
     answer = [judge_claim(claim, vector(row), evidence, policy.claims) for claim, row in zip(plan.answer_claims, plan.answer_claim_rows)]
     if answer_text and question and all(c.supported is None for c in answer):
         short = judge_short_answer(answer_text, question, documents)
@@ -135,8 +138,11 @@ def assess_batch(interactions: Sequence[Interaction], embedder: Embedder, policy
     def row(index: int | None) -> np.ndarray | None:
         return None if index is None else vectors[index]
 
+    claims = [_claims(plan, vectors, policy, item.question, item.answer) for item, plan in zip(interactions, plans)]
+    if policy.verifier is not None:
+        claims = _verified(claims, plans, policy)
     results = []
-    for item, plan in zip(interactions, plans):
+    for item, plan, judged in zip(interactions, plans, claims):
         passage_matrix = vectors[plan.passage_rows] if plan.passage_rows else np.zeros((0, vectors.shape[1]), dtype=np.float32)
         owners = [p.document for p in plan.passages]
         scores = compute_scores(row(plan.question), passage_matrix, row(plan.supporting), row(plan.answer), owners)  # type: ignore[arg-type]
@@ -151,11 +157,43 @@ def assess_batch(interactions: Sequence[Interaction], embedder: Embedder, policy
                 refusal=policy.refusal,
                 supporting=item.supporting,
                 documents=tuple(doc.text for doc in item.documents),
-                claims=_claims(plan, vectors, policy, item.question, item.answer),
+                claims=judged,
                 claim_thresholds=policy.claims,
             )
         )
     return results
+
+
+def _verified(claims: list[tuple[ClaimSupport, ...]], plans: list[_Plan], policy: ScoringPolicy) -> list[tuple[ClaimSupport, ...]]:
+    """The claims the lexical rules decided (supported or not found), judged again by the user's verifier against the
+    evidence they were aligned with (else their best passage): one verifier call for the whole batch."""
+    assert policy.verifier is not None
+    asked: list[tuple[int, int]] = []
+    pairs: list[tuple[str, str]] = []
+    for i, (judged, plan) in enumerate(zip(claims, plans)):
+        for j, claim in enumerate(judged):
+            evidence = _evidence_text(claim, plan)
+            if claim.reason in _DECIDED_BY_RULES and evidence:
+                asked.append((i, j))
+                pairs.append((evidence, claim.text))
+    if not pairs:
+        return claims
+    settings = policy.claims.verifier
+    out = [list(judged) for judged in claims]
+    for (i, j), verification in zip(asked, policy.verifier.verify(pairs)):
+        out[i][j] = verified(out[i][j], verification.supported, verification.contradicted, settings.threshold)
+    return [tuple(judged) for judged in out]
+
+
+_DECIDED_BY_RULES = frozenset({"lexical", "similar", "lexical_and_similar", "no_evidence"})
+
+
+def _evidence_text(claim: ClaimSupport, plan: _Plan) -> str:
+    if claim.evidence_document is not None and claim.evidence_start is not None:
+        return plan.documents[claim.evidence_document][claim.evidence_start : claim.evidence_end]
+    if claim.document is not None and claim.passage_start is not None:
+        return plan.documents[claim.document][claim.passage_start : claim.passage_end]
+    return ""
 
 
 def texts_to_embed(interactions: Sequence[Interaction], policy: ScoringPolicy) -> list[str]:

@@ -36,7 +36,15 @@ from ragtap.proxy.responses_store import INJECTED_RESPONSES, InjectedResponses, 
 from ragtap.proxy.state import CAPTURE_STORE, STATE, ExchangeSteps, ProxyState
 from ragtap.proxy.triage import mount_triage, triage_unavailable
 from ragtap.proxy.upstream import Upstream, UpstreamTarget
-from ragtap.wiring import BuiltExporters, build_capture, build_embedder, build_exporters, build_online_judge, build_policy
+from ragtap.wiring import (
+    BuiltExporters,
+    build_capture,
+    build_embedder,
+    build_exporters,
+    build_online_judge,
+    build_policy,
+    build_redactor,
+)
 
 if TYPE_CHECKING:
     from ragtap.embedding.base import Embedder
@@ -159,7 +167,8 @@ def build_app(
     `steps` plug into the exchange path's seams (`proxy/exchange_path/seams.py`); `worker`: which of
     `ragtap serve --workers N`'s processes builds it."""
     worker = worker or WorkerRole()
-    built = build_exporters(config, worker) if exporters is None else BuiltExporters(list(exporters), worker=worker)
+    built = (build_exporters(config, worker) if exporters is None
+             else BuiltExporters(list(exporters), redactor=build_redactor(config), worker=worker))
     if exporters is not None:  # the capture store is a part of ragtap, not an exporter a caller replaces
         built.exporters.extend(build_capture(config, built))
     prometheus = built.prometheus
@@ -205,7 +214,7 @@ def build_app(
 
         add_metrics_route(app, prometheus)
     if config.triage.listen_port is None and triage_unavailable(config, built.store) is None:
-        mount_triage(app, config, built.store)  # before the catch-all: its paths are never forwarded upstream
+        mount_triage(app, config, built.store, built.redactor)  # before the catch-all: its paths are never forwarded upstream
     app.router.add_get("/healthz", _health)
     app.router.add_post("/v1/chat/completions", handle_chat)
     app.router.add_post("/chat/completions", handle_chat)  # clients whose base URL lacks /v1

@@ -22,7 +22,8 @@ from ragtap.exporters.base import Exporter
 from ragtap.proxy.app import PROMETHEUS, WATCHDOG, build_app
 from ragtap.proxy.clients import ConnectionWatchdog, WatchedSite
 from ragtap.proxy.state import CAPTURE_STORE, STATE, ExchangeSteps, ProxyState
-from ragtap.proxy.triage import mount_triage, triage_host, triage_page_url, triage_unavailable
+from ragtap.proxy.triage import mount_triage, triage_host, triage_page_url, triage_unavailable, triage_warning
+from ragtap.triage.access import is_loopback_host
 
 if TYPE_CHECKING:
     from ragtap.embedding.base import Embedder
@@ -44,7 +45,22 @@ class _NoRequestBytes(logging.Filter):
 HTTP_LOG = logging.getLogger("ragtap.http")  # aiohttp's server log for ragtap's listeners
 HTTP_LOG.addFilter(_NoRequestBytes())
 log = logging.getLogger("ragtap.proxy")
-_LOOPBACK = ("127.", "::1", "localhost")
+
+
+class ListenError(OSError):
+    """A listener could not be opened; `address` names the one that failed (the proxy's, /metrics' or the page's)."""
+
+    def __init__(self, address: str, error: OSError) -> None:
+        super().__init__(error.errno, error.strerror or str(error))
+        self.address = address
+
+
+async def _start_site(site: web.BaseSite, host: str, port: int) -> None:
+    try:
+        await site.start()
+    except OSError as error:
+        shown = f"[{host}]" if ":" in host else host
+        raise ListenError(f"{shown}:{port}", error) from error
 
 
 def metrics_exposure_warning(config: Config) -> str | None:
@@ -54,7 +70,7 @@ def metrics_exposure_warning(config: Config) -> str | None:
     if not settings.enabled or settings.token:
         return None
     host = (settings.listen_host or config.server.host) if settings.listen_port is not None else config.server.host
-    if host.startswith(_LOOPBACK):
+    if is_loopback_host(host):
         return None
     return (f"/metrics is served on {host} without a token: anyone who reaches that address can read it "
             "(set [prometheus] token or RAGTAP_METRICS_TOKEN, or a loopback listen_host)")
@@ -148,7 +164,7 @@ class RagtapServer:
         await runner.setup()
         self._runners.append(runner)
         site = self.listeners.watched_site(runner, self.host, self.port, self.app[WATCHDOG])
-        await site.start()
+        await _start_site(site, self.host, self.port)
         self.port = _bound_port(site)
         prometheus = self.app[PROMETHEUS]
         settings = self.config.prometheus
@@ -163,7 +179,7 @@ class RagtapServer:
             await metrics_runner.setup()
             self._runners.append(metrics_runner)
             metrics_site = self.listeners.site(METRICS, metrics_runner, settings.listen_host or self.host, settings.listen_port)
-            await metrics_site.start()
+            await _start_site(metrics_site, settings.listen_host or self.host, settings.listen_port)
             self.metrics_port = _bound_port(metrics_site)
         await self._start_triage()
         return self
@@ -174,18 +190,22 @@ class RagtapServer:
             if self.config.triage.enabled and self.app[CAPTURE_STORE] is not None and self.worker.leads:
                 log.warning("triage page %s", problem)  # turned off for safety: say so once
             return
+        warning = triage_warning(self.config)
+        if warning is not None and self.worker.leads:  # said once, not by every worker
+            log.warning(warning)
         if self.config.triage.listen_port is None:
             self.triage_port = self.port  # mounted on the proxy's app by build_app
             return
         triage_app = web.Application()
-        mount_triage(triage_app, self.config, self.app[CAPTURE_STORE])
+        store = self.app[CAPTURE_STORE]
+        mount_triage(triage_app, self.config, store, store.redactor)
         runner = web.AppRunner(triage_app, access_log=None, handle_signals=False, shutdown_timeout=self.config.server.shutdown_grace_s,
                                logger=HTTP_LOG)
         await runner.setup()
         # stopped before the proxy, whose cleanup closes the store the page reads
         self._runners.append(runner)
         site = self.listeners.site(TRIAGE, runner, triage_host(self.config), self.config.triage.listen_port)
-        await site.start()
+        await _start_site(site, triage_host(self.config), self.config.triage.listen_port)
         self.triage_port = _bound_port(site)
 
     async def stop(self) -> None:

@@ -98,7 +98,7 @@ def _sentences_of(text: str, document: int) -> tuple[EvidenceSentence, ...]:
 class EvidenceIndex:
     """The evidence sentences of one interaction, indexed by content word."""
 
-    __slots__ = ("sentences", "_postings", "_weight")
+    __slots__ = ("sentences", "_postings", "_weight", "_unseen")
 
     def __init__(self, texts: Sequence[tuple[int, str]]) -> None:
         """`texts`: (document index, text) pairs; the supporting content may take part as document -1."""
@@ -111,39 +111,40 @@ class EvidenceIndex:
         count = len(self.sentences)
         # Inverse sentence frequency, smoothed: a word in every sentence still weighs a little.
         self._weight = {word: math.log(1 + count / len(ids)) for word, ids in postings.items()}
+        self._unseen = math.log(1 + max(1, count))  # a claim word no evidence sentence has weighs as the rarest one
 
     def weight(self, word: str) -> float:
-        # A claim word no evidence sentence has weighs as much as the rarest evidence word.
-        return self._weight.get(word, math.log(1 + max(1, len(self.sentences))))
+        return self._weight.get(word, self._unseen)
 
     def align(self, words: Sequence[str], limit: int = 3) -> list[Window]:
         """The best windows for a claim's content words, best first (empty when no sentence shares a word)."""
-        unique = list(dict.fromkeys(words))
-        if not unique or not self.sentences:
+        weights = {w: self.weight(w) for w in words}
+        if not weights or not self.sentences:
             return []
-        total = sum(self.weight(w) for w in unique)
+        unique = list(weights)
+        total = sum(weights.values())
         scores: dict[int, float] = {}
-        for word in unique:
+        for word, weight in weights.items():
             for index in self._postings.get(word, ()):
-                scores[index] = scores.get(index, 0.0) + self.weight(word)
+                scores[index] = scores.get(index, 0.0) + weight
         if not scores:
             return []
         ranked = sorted(scores, key=lambda i: (-scores[i], i))[: max(limit, 4)]
-        windows = [self._window((i,), unique, total) for i in ranked]
+        windows = [self._window((i,), weights, total) for i in ranked]
         # Two adjacent sentences when the neighbour holds claim words the sentence lacks.
         for index in ranked[:2]:
             for other in (index - 1, index + 1):
                 if 0 <= other < len(self.sentences) and self.sentences[other].document == self.sentences[index].document and other in scores:
                     pair = tuple(sorted((index, other)))
-                    window = self._window(pair, unique, total)
+                    window = self._window(pair, weights, total)
                     if window.coverage > windows[0].coverage + 1e-9:
                         windows.append(window)
         windows.sort(key=lambda w: (-w.coverage, len(w.sentences), w.sentences))
         return windows[:limit]
 
-    def _window(self, indexes: tuple[int, ...], words: Sequence[str], total: float) -> Window:
-        held = frozenset().union(*(self.sentences[i].words for i in indexes))
-        covered = [w for w in words if w in held]
+    def _window(self, indexes: tuple[int, ...], weights: dict[str, float], total: float) -> Window:
         first, last = self.sentences[indexes[0]], self.sentences[indexes[-1]]
+        held = first.words if len(indexes) == 1 else first.words | last.words
+        covered = [w for w in weights if w in held]
         text = first.text if len(indexes) == 1 else f"{first.text} {last.text}"
-        return Window(first.document, first.start, last.end, text, sum(self.weight(w) for w in covered) / total, len(covered), indexes)
+        return Window(first.document, first.start, last.end, text, sum(weights[w] for w in covered) / total, len(covered), indexes)

@@ -28,7 +28,7 @@ from __future__ import annotations
 import dataclasses
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -47,15 +47,29 @@ _LIST_MARKER = re.compile(r"(?:[-*•▪◦‣–]|\(?\d{1,3}[.)]|\(?[a-zA-Z][.)
 
 
 @dataclass(frozen=True, slots=True)
+class VerifierSettings:
+    """`[claims.verifier]`: a stronger claim verifier the user brings (ragtap/verifier/): an ONNX cross-encoder."""
+
+    model: str = ""  # path of the .onnx file; "" = no verifier (the lexical and contradiction checks decide alone)
+    tokenizer: str = ""  # its Hugging Face tokenizer.json ("" = tokenizer.json beside the model)
+    supported_label: int = 1  # the logits column of "supported" / "entailment"
+    contradicted_label: int = -1  # the column of "contradiction", if the model has one
+    threshold: float = 0.5  # probability at which the verifier's call stands
+    max_tokens: int = 512  # the pair is truncated to this many tokens
+
+
+@dataclass(frozen=True, slots=True)
 class ClaimThresholds:
     """Calibrated for all-MiniLM-L6-v2 and the lexical rules on DelucionQA train (docs/thresholds.md)."""
 
-    lexical_alone: float = 0.42  # share of content words found in the documents, enough on its own
+    lexical_alone: float = 0.38  # share of content words found in the documents, enough on its own...
+    aligned: float = 0.25  # ...when the aligned sentence window holds at least this (weighted) share of them
     similarity: float = 0.75  # best claim <-> passage cosine, enough on its own
-    lexical: float = 0.34  # ...or this share together with
+    lexical: float = 0.38  # ...or this share together with
     similarity_with_lexical: float = 0.60  # this cosine
     min_content_words: int = 2  # shorter claims are not judged
     parametric_share: float = 0.5  # without support: more than this share of claims unsupported -> parametric
+    verifier: VerifierSettings = field(default_factory=VerifierSettings)
 
 
 @dataclass(frozen=True, slots=True)
@@ -124,9 +138,12 @@ class Evidence:
     premise: DocumentVocabulary | None = None  # the question's: numbers and names the user stated (lexical.py)
 
     @classmethod
-    def of(cls, passages: Sequence[Passage], vectors: np.ndarray, documents: Sequence[str], question: str | None = None) -> Evidence:
+    def of(cls, passages: Sequence[Passage], vectors: np.ndarray, documents: Sequence[str], question: str | None = None,
+           index: EvidenceIndex | None = None) -> Evidence:
+        """`index`: the documents' sentence index when it was built already (it depends on the documents only)."""
         return cls(tuple(passages), vectors, DocumentVocabulary.of([p.text for p in passages]),
-                   EvidenceIndex(list(enumerate(documents))), None if not question else DocumentVocabulary.of([question]))
+                   index if index is not None else EvidenceIndex(list(enumerate(documents))),
+                   None if not question else DocumentVocabulary.of([question]))
 
 
 def judge_claim(claim: Claim, vector: np.ndarray | None, evidence: Evidence, thresholds: ClaimThresholds, of: str = "answer") -> ClaimSupport:
@@ -150,6 +167,7 @@ def judge_claim(claim: Claim, vector: np.ndarray | None, evidence: Evidence, thr
             of, claim.text, claim.start, claim.end, outcome, reason, similarity, document, passage_start, passage_end,
             lexical.precision, lexical.missing_numbers, lexical.missing_names, conflicts,
             None if aligned is None else aligned.document, None if aligned is None else aligned.start, None if aligned is None else aligned.end,
+            None if claim.not_judged is not None else (0.0 if aligned is None else aligned.coverage),
         )
 
     if claim.not_judged is not None:
@@ -165,7 +183,7 @@ def judge_claim(claim: Claim, vector: np.ndarray | None, evidence: Evidence, thr
     # A missing name counts where the documents write names at all (a lower-cased or OCR'd document lost them).
     if lexical.missing_names and evidence.vocabulary.writes_names:
         return result(ClaimOutcome.NOT_FOUND, "name_missing")
-    supported, reason = decide(lexical.precision, similarity, thresholds)
+    supported, reason = decide(lexical.precision, similarity, thresholds, 0.0 if aligned is None else aligned.coverage)
     return result(ClaimOutcome.of_supported(supported), reason)
 
 
@@ -195,10 +213,12 @@ def _capitalised(text: str) -> bool:
     return any(word[:1].isupper() for word in text.split())
 
 
-def decide(lexical_precision: float, similarity: float | None, thresholds: ClaimThresholds) -> tuple[bool, str]:
-    """The threshold part of the rule (what calibration tunes): (supported, reason)."""
+def decide(lexical_precision: float, similarity: float | None, thresholds: ClaimThresholds, aligned: float = 1.0) -> tuple[bool, str]:
+    """The threshold part of the rule (what calibration tunes): (supported, reason).  `aligned`: the weighted share
+    of the claim's words that its aligned sentence window holds (words scattered over the documents are weaker
+    evidence than words standing together in one place)."""
     sim = -1.0 if similarity is None else similarity
-    if lexical_precision >= thresholds.lexical_alone:
+    if lexical_precision >= thresholds.lexical_alone and aligned >= thresholds.aligned:
         return True, "lexical"
     if sim >= thresholds.similarity:
         return True, "similar"
@@ -207,12 +227,23 @@ def decide(lexical_precision: float, similarity: float | None, thresholds: Claim
     return False, "no_evidence"
 
 
+def verified(claim: ClaimSupport, supported: float, contradicted: float | None, threshold: float) -> ClaimSupport:
+    """The claim as the verifier calls it (its probabilities against `threshold`).  Only claims the lexical rules
+    decided are handed to the verifier: a contradiction, a missing number or a missing name found explicitly stands."""
+    if contradicted is not None and contradicted >= threshold and contradicted > supported:
+        return dataclasses.replace(claim, outcome=ClaimOutcome.CONTRADICTED, reason="verifier", verifier_score=supported,
+                                   conflicts=(f"verifier: contradiction ({contradicted:.2f})",))
+    outcome = ClaimOutcome.SUPPORTED if supported >= threshold else ClaimOutcome.NOT_FOUND
+    return dataclasses.replace(claim, outcome=outcome, reason="verifier", verifier_score=supported)
+
+
 def rejudge(claim: ClaimSupport, thresholds: ClaimThresholds) -> ClaimSupport:
     """The same claim under other thresholds, without embedding again (calibration).  The number and name rules
     and the word count do not depend on the thresholds tuned here."""
-    if claim.reason in ("number_missing", "name_missing", "too_short", "framing", "contradicted", "refusal"):
+    if claim.reason in ("number_missing", "name_missing", "too_short", "framing", "contradicted", "refusal", "verifier"):
         return claim
-    supported, reason = decide(claim.lexical_precision, claim.similarity, thresholds)
+    aligned = 1.0 if claim.evidence_share is None else claim.evidence_share
+    supported, reason = decide(claim.lexical_precision, claim.similarity, thresholds, aligned)
     return dataclasses.replace(claim, outcome=ClaimOutcome.of_supported(supported), reason=reason)
 
 

@@ -37,8 +37,9 @@ MIN_COVERAGE = 0.5  # share of the claim's weighted content words the window mus
 MIN_CLAUSE_OVERLAP = 2  # content words a claim clause and an evidence clause must share to compare their polarity
 
 _NEGATION_WORDS = frozenset(
-    "not never no none nothing nobody nowhere neither nor without unable refus declin deny deni fail unwill".split()
-)  # stems: "refused", "declines", "denied", "failed" are negations too ("refused to bargain" = "wouldn't bargain")
+    stem(w) for w in "not never no none nothing nobody nowhere neither nor without unable refuse refused refuses declined declines "
+    "deny denied denies fail failed fails unwilling".split()
+)  # as stems (terms are stemmed): "refused to bargain" = "wouldn't bargain"
 # Negation words that negate nothing here: "not only ... but", "no matter", "No," answering a yes/no question, "No. 1",
 # "no later than" / "no more than" (quantifiers: compared as opposites below).
 _NOT_A_NEGATION = re.compile(
@@ -47,7 +48,7 @@ _NOT_A_NEGATION = re.compile(
     re.IGNORECASE,
 )
 _SCOPE = 5  # a negation governs the words up to this many tokens after it ("does not [cover water damage]")
-_CLAUSE = re.compile(r"[;:]\s+|(?<=[.!?])\s+|\s+(?:but|while|whereas|although|though|however|except|unless|yet)\s+|\s+-{1,2}\s+", re.IGNORECASE)
+_CLAUSE = re.compile(r"[;:]\s+|(?<=[.!?])\s+|\s+(?:but|while|whereas|although|though|however|except|unless)\s+|\s+-{1,2}\s+", re.IGNORECASE)
 
 # Opposites, by stem.  Multi-word ones are joined with "_" before matching ("at least" -> "at_least").
 _PHRASES = {

@@ -41,18 +41,25 @@ _SENTENCE_START = re.compile(r"(?:^|[.!?:\n]|^\s*(?:[-*•]|\d{1,3}[.)]))[\s\"'�
 _NOT_NAMES = frozenset(
     """i i'm i've i'd i'll a an the this that these those it its he she they we you there here however also but and or
     so then if when while after before although though because since as in on at for with from by to of overall
-    finally first second third next lastly additionally furthermore moreover meanwhile yes no not""".split()
+    finally first second third next lastly additionally furthermore moreover meanwhile yes no not spring summer autumn
+    winter""".split()
 )
 
 
 def content_words(text: str) -> list[str]:
     """The claim's content words, lower-cased and stemmed, in order (stopwords and 1-letter tokens dropped)."""
+    return list(_content_words(text))
+
+
+@functools.lru_cache(maxsize=16384)
+def _content_words(text: str) -> tuple[str, ...]:
+    # Cached: a claim's words are read by several checks, and document sentences recur across requests.
     words = []
     for token in _TOKEN.findall(text.lower()):
         token = token.replace("’", "'")
         if len(token) > 1 and token not in STOPWORDS and not token.isdigit():
             words.append(stem(token))
-    return words
+    return tuple(words)
 
 
 _DOTTED = re.compile(r"\b((?:[A-Za-z]\.){2,})")
@@ -79,7 +86,7 @@ def _initialisms(text: str) -> set[str]:
         for run in (capitals, words):
             for first in range(len(run)):
                 for last in range(first + 2, len(run) + 1):
-                    out.add("".join(w[0] for w in run[first:last]).lower())
+                    out.add("".join(w if w.isupper() else w[0] for w in run[first:last]).lower())  # "US Citizenship and Immigration Services" -> "uscis"
     return out
 
 
@@ -108,17 +115,26 @@ def tokens(text: str) -> frozenset[str]:
 
 
 def _bare(token: str) -> str:
+    """Without hyphens at the ends, a possessive 's, or the plural s of an acronym ("IDs", "CEOs")."""
     token = token.strip("-")
-    return token[:-2] if token.endswith(("'s", "’s")) else token
+    if token.endswith(("'s", "’s")):
+        return token[:-2]
+    if len(token) > 2 and token.endswith("s") and token[:-1].isupper():
+        return token[:-1]
+    return token
 
 
-def names(text: str) -> set[str]:
+@functools.lru_cache(maxsize=16384)
+def names(text: str) -> frozenset[str]:
     """Proper names and codes (lower-cased, whole words): capitalised words inside a sentence, acronyms, model
     codes ("4C", "P215").  A sentence's first word is capitalised anyway: not a name here."""
     found: set[str] = set()
     text = _TITLE_LINE.sub(_acronyms_only, _undotted(text))
     for match in _NAME_TOKEN.finditer(text):
-        word = _bare(match.group(0))
+        word = match.group(0)
+        if word.islower() or word.isdigit():
+            continue  # most words: no capital, no name (checked first: this runs for every word of every claim)
+        word = _bare(word)
         letters = [c for c in word if c.isalpha()]
         if len(word) < 2 or not letters or word.lower() in _NOT_NAMES or not any(c.isupper() for c in letters):
             continue  # one letter is a unit, an initial or a label ("4.5 L", "25 °C", "option B"), never a name
@@ -126,7 +142,7 @@ def names(text: str) -> set[str]:
         acronym = len(letters) >= 2 and all(c.isupper() for c in letters)
         if code or acronym or (word[0].isupper() and _SENTENCE_START.search(text, max(0, match.start() - 12), match.start()) is None):
             found.add(word.lower())
-    return found
+    return frozenset(found)
 
 
 # A headline in Title Case capitalises every word: only its acronyms are names.
@@ -183,16 +199,33 @@ def name_in(name: str, vocabulary_tokens: frozenset[str]) -> bool:
     return len(parts) > 1 and all(p in vocabulary_tokens or stem(p) in vocabulary_tokens for p in parts)
 
 
-def name_or_short_form_in(name: str, vocabulary_tokens: frozenset[str]) -> bool:
-    """`name_in`, or a short form of a word there, or a word there a short form of it ("Rep." / "Representative",
-    "Oct." / "October", "Texan" / "Texas"): what the conflict check allows before calling a name substituted."""
-    if name_in(name, vocabulary_tokens):
+# How a name's other forms end: Yemen/Yemeni, Russia/Russian, Christian/Christianity, Japan/Japanese, Texas/Texan.
+_DERIVED = frozenset({"n", "an", "ian", "i", "ese", "ish", "ity", "s", "es", "ns", "ers", "er"})
+# Short forms written before names ("Rep. Anthony", "Oct. 4"): the dot is gone from the tokens.
+_SHORT_FORMS = {
+    "rep": "representative", "sen": "senator", "gov": "governor", "gen": "general", "pres": "president", "prof": "professor",
+    "dr": "doctor", "mt": "mount", "ft": "fort", "st": "saint", "jan": "january", "feb": "february", "mar": "march",
+    "apr": "april", "jun": "june", "jul": "july", "aug": "august", "sep": "september", "sept": "september", "oct": "october",
+    "nov": "november", "dec": "december",
+}
+
+
+def _other_form(a: str, b: str) -> bool:
+    """`a` and `b` are forms of one name: a derived form ("Yemeni"), a short form ("Oct"), never another word that
+    merely starts alike ("Audi" is not "audio")."""
+    if _SHORT_FORMS.get(a) == b or _SHORT_FORMS.get(b) == a:
         return True
-    for token in vocabulary_tokens:
-        shorter, longer = (name, token) if len(name) <= len(token) else (token, name)
-        if len(shorter) >= 3 and longer.startswith(shorter[:-1] if len(shorter) >= 5 else shorter):
-            return True
-    return False
+    short, long = (a, b) if len(a) <= len(b) else (b, a)
+    if len(short) < 4:
+        return False
+    if long.startswith(short) and long[len(short):] in _DERIVED:
+        return True
+    return long[: len(short) - 1] == short[:-1] and long[len(short) - 1 :] in _DERIVED  # Texas / Texan
+
+
+def name_or_short_form_in(name: str, vocabulary_tokens: frozenset[str]) -> bool:
+    """`name_in`, or another form of a word there ("Yemeni" / "Yemen", "Oct" / "October", "Texan" / "Texas")."""
+    return name_in(name, vocabulary_tokens) or any(_other_form(name, token) for token in vocabulary_tokens)
 
 
 def lexical_evidence(claim: str, vocabulary: DocumentVocabulary, premise: DocumentVocabulary | None = None) -> LexicalEvidence:
@@ -204,5 +237,5 @@ def lexical_evidence(claim: str, vocabulary: DocumentVocabulary, premise: Docume
     stated = vocabulary.quantities + (premise.quantities if premise is not None else ())
     known = vocabulary.tokens | (premise.tokens if premise is not None else frozenset())
     missing_numbers = tuple(sorted({q.describe() for q in own if not stated_in(q, stated) and not converted_within(q, own)}))
-    missing_names = tuple(sorted(n for n in names(claim) if not name_in(n, known)))
+    missing_names = tuple(sorted(n for n in names(claim) if not name_or_short_form_in(n, known)))
     return LexicalEvidence(len(words), found / len(words) if words else 1.0, missing_numbers, missing_names)

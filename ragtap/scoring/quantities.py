@@ -327,7 +327,9 @@ def agree(claim: Quantity, evidence: Quantity) -> bool | None:
 
 
 def stated_in(claim: Quantity, evidence: tuple[Quantity, ...]) -> bool:
-    return any(agree(claim, q) is True for q in evidence)
+    """The evidence states the claim's quantity: agrees with it, or states the same value as a count where the
+    claim has an ordinal or the other way round ("the tenth week" / "week 10")."""
+    return any(agree(claim, q) is True or (claim.ordinal != q.ordinal and claim.value == q.value) for q in evidence)
 
 
 def contradicting(claim: Quantity, evidence: tuple[Quantity, ...]) -> Quantity | None:

@@ -58,6 +58,8 @@ class Label:
             raise InvalidLabel(f"right_verdict must be one of {', '.join(VERDICTS)} (got {self.right_verdict!r})")
         if len(self.note) > MAX_NOTE_CHARS:
             raise InvalidLabel(f"note is longer than {MAX_NOTE_CHARS} characters")
+        if "\x00" in self.note or "\x00" in self.interaction_id:
+            raise InvalidLabel("a label's note and interaction id cannot contain a NUL character")
         if captured_verdict is not None and self.right_verdict is not None:
             if self.verdict_right and self.right_verdict != captured_verdict:
                 raise InvalidLabel(f"verdict_right is true but right_verdict {self.right_verdict!r} is not the verdict {captured_verdict!r}")
@@ -138,6 +140,9 @@ class StoreQuery:
             raise StoreError(f"page size must be between 1 and {MAX_PAGE_SIZE} (got {self.limit})")
         if self.cursor is not None:
             decode_cursor(self.cursor)
+        texts = (self.model, self.user, self.session, self.text, self.cursor)
+        if any(t is not None and "\x00" in t for t in texts):
+            raise StoreError("a filter cannot contain a NUL character")
 
 
 @dataclass(frozen=True, slots=True)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import logging
 from urllib.parse import urlsplit
 
+from ragtap.privacy import NO_REDACTION, Redactor
 from ragtap.store.settings import StoreSettings
 from ragtap.store.sql import SqlConnection
 from ragtap.store.threaded import ThreadedStore
@@ -13,12 +14,16 @@ log = logging.getLogger("ragtap.store")
 
 
 def describe_url(url: str) -> str:
-    """A PostgreSQL URL without its credentials (for log lines)."""
-    parts = urlsplit(url)
-    return f"{parts.scheme}://{parts.hostname or ''}{f':{parts.port}' if parts.port else ''}{parts.path}"
+    """A PostgreSQL URL without its credentials (for log lines); a malformed one is described, never raised on."""
+    try:
+        parts = urlsplit(url)
+        port = parts.port
+    except ValueError:
+        return "a malformed postgresql:// URL"
+    return f"{parts.scheme}://{parts.hostname or ''}{f':{port}' if port else ''}{parts.path}"
 
 
-def open_store(settings: StoreSettings, *, maintain: bool = True) -> ThreadedStore:
+def open_store(settings: StoreSettings, redactor: Redactor = NO_REDACTION, *, maintain: bool = True) -> ThreadedStore:
     """The store of these settings.  Connections are made lazily by the store's threads, so a database that is
     down at start-up does not stop ragtap: rows are dropped and counted until it answers.  `maintain`: this process
     prunes old rows and moves a corrupt SQLite file aside; false in all but one of several processes writing to
@@ -32,7 +37,7 @@ def open_store(settings: StoreSettings, *, maintain: bool = True) -> ThreadedSto
         def connect_postgres() -> SqlConnection:
             return PostgresConnection(url, settings.lock_timeout_s)
 
-        return ThreadedStore(connect_postgres, settings, describe=describe_url(url), prunes=maintain)
+        return ThreadedStore(connect_postgres, settings, describe=describe_url(url), redactor=redactor, prunes=maintain)
     if not settings.path:
         raise ValueError("the capture store needs [store] path (SQLite) or url (PostgreSQL)")
     from ragtap.store.sqlite import SqliteConnection, is_corrupt, move_aside
@@ -49,4 +54,4 @@ def open_store(settings: StoreSettings, *, maintain: bool = True) -> ThreadedSto
         log.error("capture store %s is not a readable database (%s): moved to %s, starting a new one", path, error, moved)
         return True
 
-    return ThreadedStore(connect_sqlite, settings, describe=path, on_broken=repair if maintain else None, prunes=maintain)
+    return ThreadedStore(connect_sqlite, settings, describe=path, on_broken=repair if maintain else None, redactor=redactor, prunes=maintain)

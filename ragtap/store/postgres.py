@@ -14,6 +14,12 @@ from typing import Any
 from ragtap.store.base import CapturedInteraction, StoreError
 from ragtap.store.sql import COLUMNS, INDEX_SQL, SqlConnection, row_values, search_text, table_sql, words
 
+# What the tsvector of one row is built from, at most.  PostgreSQL refuses a tsvector over 1 MB ("string is too
+# long for tsvector"); 100,000 characters stay well under it whatever the words (measured: 2.6 MB of distinct
+# words fails; 100,000 characters of distinct 3-letter, CJK or astral-plane words make tsvectors of 190-300 KB).
+# Free text then finds words in the first 100,000 characters of question, answer, supporting content and
+# documents together (in that order); the row keeps every text whole.
+MAX_SEARCH_CHARS = 100_000
 _SCHEMA_LOCK = 0x72616774  # "ragt": the advisory lock key taken while creating the schema
 _PRUNE_LOCK = _SCHEMA_LOCK + 1  # one replica prunes at a time; the others skip that round
 _LABELS_SQL = ("CREATE TABLE IF NOT EXISTS labels (seq BIGSERIAL PRIMARY KEY, interaction_id TEXT NOT NULL, "
@@ -69,8 +75,15 @@ class PostgresConnection(SqlConnection):
                 f"INSERT INTO interactions ({', '.join(COLUMNS)}, search) VALUES ({marks}, to_tsvector('simple', %s)) "
                 "ON CONFLICT (id) DO NOTHING",
                 # PostgreSQL text cannot hold NUL characters; an app may send them.
-                [tuple(v.replace("\x00", "") if isinstance(v, str) else v for v in (*row_values(item), search_text(item)))
+                [tuple(v.replace("\x00", "") if isinstance(v, str) else v
+                       for v in (*row_values(item), search_text(item)[:MAX_SEARCH_CHARS]))
                  for item in items])
+
+    def row_error(self, error: BaseException) -> bool:
+        errors = _psycopg().errors
+        # class 22 (data exception: a value the column cannot hold), 23 (integrity), 54 (a program limit: a
+        # tsvector over 1 MB, a row too big to index)
+        return isinstance(error, (errors.DataError, errors.IntegrityError, errors.ProgramLimitExceeded))
 
     def text_filter(self, text: str) -> tuple[str, list[Any]] | None:
         found = words(text)

@@ -141,6 +141,16 @@ class SqlConnection:
     def maintain(self) -> None:
         """Keep the planner's statistics current (after pruning); PostgreSQL's autovacuum does it by itself."""
 
+    def gone(self) -> tuple[str, tuple[int, int]] | None:
+        """("deleted" | "replaced", the file's (device, inode)) when the database file this connection writes to is
+        no longer the one at its path; None while it is (and always for a server database)."""
+        return None
+
+    def row_error(self, error: BaseException) -> bool:
+        """True when `error` is the database refusing a row's values (not a lost connection, a lock or a full disk):
+        the other rows of its batch can still be written."""
+        return False
+
     def close(self) -> None:
         with contextlib.suppress(Exception):
             self.connection.close()
@@ -211,6 +221,8 @@ class SqlConnection:
         return int(self.fetchall(f"SELECT count(*) FROM interactions{where}", params)[0][0])
 
     def get(self, interaction_id: str) -> CapturedInteraction | None:
+        if "\x00" in interaction_id:  # no id holds one (PostgreSQL would refuse the query)
+            return None
         rows = self.fetchall(f"SELECT {', '.join(COLUMNS)} FROM interactions WHERE id = ?", [interaction_id])
         return from_row(rows[0]) if rows else None
 

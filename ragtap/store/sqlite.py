@@ -38,6 +38,21 @@ _LABELS_SQL = ("CREATE TABLE IF NOT EXISTS labels (seq INTEGER PRIMARY KEY AUTOI
                "verdict_right BOOLEAN NOT NULL, right_verdict TEXT, note TEXT NOT NULL, time REAL NOT NULL)")
 
 
+def _file_id(stat: os.stat_result) -> tuple[int, int]:
+    return stat.st_dev, stat.st_ino
+
+
+def create_private(path: str) -> None:
+    """Create the database file (and its folder) readable by this user only, when it does not exist yet: it holds
+    message content.  SQLite gives its -wal and -shm files the database file's permissions."""
+    file = Path(path).expanduser()
+    if file.exists():
+        return
+    file.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+    with contextlib.suppress(FileExistsError):
+        os.close(os.open(file, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))
+
+
 def is_corrupt(error: BaseException) -> bool:
     """True for the errors that mean the file itself is bad (not a lock, not a full disk)."""
     text = str(error).lower()
@@ -58,7 +73,7 @@ class SqliteConnection(SqlConnection):
     placeholder = "?"
 
     def __init__(self, path: str, lock_timeout_s: float) -> None:
-        Path(path).expanduser().parent.mkdir(parents=True, exist_ok=True)
+        create_private(path)
         # Autocommit mode: transactions are explicit (BEGIN IMMEDIATE takes the write lock up front, so a busy
         # database fails at BEGIN after the timeout instead of half-way through a batch).
         connection = sqlite3.connect(path, timeout=lock_timeout_s, isolation_level=None, check_same_thread=False)
@@ -67,9 +82,23 @@ class SqliteConnection(SqlConnection):
         self.fts = False
         try:
             self.ensure_schema()
+            self.file_id = _file_id(os.stat(path))  # the file this connection has open (see gone())
         except BaseException:
             self.close()
             raise
+
+    def gone(self) -> tuple[str, tuple[int, int]] | None:
+        # SQLite keeps writing to a file that was deleted under it (the rows vanish at the next start): a stat per
+        # batch / read notices it.
+        try:
+            now = _file_id(os.stat(self.path))
+        except FileNotFoundError:
+            return "deleted", self.file_id
+        return None if now == self.file_id else ("replaced", self.file_id)
+
+    def row_error(self, error: BaseException) -> bool:
+        # OverflowError: an integer beyond 64 bits (sqlite3 refuses to bind it)
+        return isinstance(error, (sqlite3.DataError, sqlite3.IntegrityError, OverflowError))
 
     def ensure_schema(self) -> None:
         c = self.connection

@@ -21,8 +21,9 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
+from ragtap.privacy import NO_REDACTION, Redactor
 from ragtap.store.base import CapturedInteraction, InvalidLabel, Label, Page, StoreError, StoreQuery, UnknownInteraction
-from ragtap.store.redact import Redactor
+from ragtap.store.redact import redact_captured, redact_label
 from ragtap.store.settings import StoreSettings
 from ragtap.store.sql import SqlConnection
 
@@ -44,6 +45,8 @@ class StoreStats:
     read_failures: int = 0
     pruned: int = 0
     recovered: int = 0  # times the writer got a working connection back after a failure
+    # The database file went away under ragtap and a new one was started, by why: deleted, replaced, corrupt.
+    reopened: dict[str, int] = field(default_factory=dict)
     last_error: str | None = None
     lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
@@ -54,6 +57,18 @@ class StoreStats:
     def drop(self, reason: str, n: int = 1) -> None:
         with self.lock:
             self.dropped[reason] = self.dropped.get(reason, 0) + n
+
+    def reopen(self, reason: str) -> None:
+        with self.lock:
+            self.reopened[reason] = self.reopened.get(reason, 0) + 1
+
+
+class _PartlyWritten(Exception):
+    """A batch written row by row failed part-way for a reason that is not the row's (the database went away)."""
+
+    def __init__(self, written: int) -> None:
+        super().__init__(f"{written} rows written before the failure")
+        self.written = written
 
 
 class _RateLimitedLog:
@@ -75,14 +90,16 @@ class ThreadedStore:
     """A `CaptureStore` over any `SqlConnection` factory (SQLite or PostgreSQL)."""
 
     def __init__(self, connect: Callable[[], SqlConnection], settings: StoreSettings, *, describe: str,
-                 on_broken: Callable[[BaseException], bool] | None = None, prunes: bool = True) -> None:
+                 on_broken: Callable[[BaseException], bool] | None = None, redactor: Redactor = NO_REDACTION,
+                 prunes: bool = True) -> None:
         self._connect = connect
         self._prunes = prunes  # false: another process writing to the same database prunes it
         self.settings = settings
         self.describe = describe  # where the store is, for log lines (never a password)
         self._on_broken = on_broken  # called with a write error; True: the backend repaired itself (retry at once)
         self.stats = StoreStats()
-        self._redact = Redactor(settings.redact, settings.redact_replacement)  # applied on our threads, before writing
+        self.redactor = redactor  # applied on our threads, to every row and label before it is written
+        self._lost_files: set[tuple[int, int]] = set()  # database files seen deleted or replaced (counted once each)
         self._queue: queue.Queue[Any] = queue.Queue(maxsize=settings.queue_size)
         self._log = _RateLimitedLog()
         self._writer_connection: SqlConnection | None = None
@@ -147,9 +164,10 @@ class ThreadedStore:
             if not batch and not prune_due:
                 self._release(0, stopping)
                 continue  # nothing touched the database: a backoff stays as it was
+            written = 0
             try:
                 if batch:
-                    self.stats.add_written(self._writer_db().add_many([self._redact(item) for item in batch]))
+                    written = self._write_batch(batch)
                 if prune_due:
                     next_prune = time.monotonic() + self.settings.prune_every_s
                     self.stats.pruned += self._writer_db().prune(self.settings.max_rows, self.settings.max_age_days * 86400, time.time())
@@ -158,13 +176,17 @@ class ThreadedStore:
                     log.warning("capture store %s: writing again", self.describe)
                 backoff = 0.0
             except Exception as error:  # a full disk, a lock timeout, a lost server: drop, count, retry later
+                written = error.written if isinstance(error, _PartlyWritten) else written
+                cause = error.__cause__ if isinstance(error, _PartlyWritten) and error.__cause__ is not None else error
                 self.stats.failures += 1
-                self.stats.drop("write_failed", len(batch))
-                self.stats.last_error = f"{type(error).__name__}: {str(error)[:200]}"
+                self.stats.drop("write_failed", len(batch) - written)
+                self.stats.last_error = f"{type(cause).__name__}: {str(cause)[:200]}"
                 self._log.warning("write_failed", "capture store %s: write failed, %d rows dropped: %s", self.describe,
-                                  len(batch), self.stats.last_error)
+                                  len(batch) - written, self.stats.last_error)
                 self._close_writer()
-                repaired = self._on_broken is not None and self._on_broken(error)
+                repaired = self._on_broken is not None and self._on_broken(cause)
+                if repaired:
+                    self.stats.reopen("corrupt")
                 backoff = 0.0 if repaired else min(BACKOFF_MAX_S, max(BACKOFF_FIRST_S, backoff * 2))
             finally:
                 self._release(len(batch), stopping)
@@ -185,10 +207,58 @@ class ThreadedStore:
             if item is not _STOP:
                 rest.append(item)
 
+    def _write_batch(self, batch: list[CapturedInteraction]) -> int:
+        """Redact and write one batch in one transaction; returns the rows written (and counts them).
+
+        A row the database refuses by itself (a value it cannot hold, a text too long for its full-text index)
+        must not cost the rows written with it: the batch is then written again row by row, each in its own
+        transaction, and only the refused rows are dropped (counted as `write_failed`)."""
+        rows = [redact_captured(item, self.redactor) for item in batch]
+        db = self._writer_db()
+        try:
+            written = db.add_many(rows)
+        except Exception as error:
+            if len(rows) == 1 or not db.row_error(error):
+                raise
+            written = 0
+            for row in rows:
+                try:
+                    written += db.add_many([row])
+                except Exception as row_error:
+                    if not db.row_error(row_error):
+                        self.stats.add_written(written)
+                        raise _PartlyWritten(written) from row_error
+                    self.stats.failures += 1
+                    self.stats.drop("write_failed")
+                    self.stats.last_error = f"{type(row_error).__name__}: {str(row_error)[:200]}"
+                    self._log.warning("row_refused", "capture store %s: one row refused, dropped (the rest of its batch "
+                                      "is written): %s", self.describe, self.stats.last_error)
+        self.stats.add_written(written)
+        return written
+
     def _writer_db(self) -> SqlConnection:
+        if self._writer_connection is not None and self._file_gone(self._writer_connection):
+            self._close_writer()
         if self._writer_connection is None:
             self._writer_connection = self._connect()
         return self._writer_connection
+
+    def _file_gone(self, db: SqlConnection) -> bool:
+        """True when the connection's database file was deleted or replaced under it (SQLite): the caller drops
+        the connection and opens the file at the path again (a new one when it was deleted).  Logged and counted
+        once per lost file, whichever thread (writer or reader) sees it first."""
+        gone = db.gone()
+        if gone is None:
+            return False
+        why, file_id = gone
+        with self.stats.lock:
+            first = file_id not in self._lost_files
+            self._lost_files.add(file_id)
+        if first:
+            self.stats.reopen(why)
+            log.error("capture store %s: the database file was %s while ragtap ran (what it held is gone with it): "
+                      "writing to a new file at that path", self.describe, why)
+        return True
 
     def _close_writer(self) -> None:
         if self._writer_connection is not None:
@@ -200,6 +270,9 @@ class ThreadedStore:
         """Runs on the reader thread: one retry on a fresh connection (the old one may be stale after a fault)."""
         for attempt in (1, 2):
             try:
+                if self._reader_connection is not None and self._file_gone(self._reader_connection):
+                    self._reader_connection.close()
+                    self._reader_connection = None
                 if self._reader_connection is None:
                     self._reader_connection = self._connect()
                 return operation(self._reader_connection)
@@ -224,7 +297,7 @@ class ThreadedStore:
 
     async def add_many(self, items: Sequence[CapturedInteraction]) -> int:
         items = list(items)
-        written = await self._run(lambda db: db.add_many([self._redact(item) for item in items]))
+        written = await self._run(lambda db: db.add_many([redact_captured(item, self.redactor) for item in items]))
         self.stats.add_written(written)
         return written
 
@@ -237,7 +310,7 @@ class ThreadedStore:
 
     async def add_label(self, label: Label) -> Label:
         label.check()
-        return await self._run(lambda db: db.add_label(label))
+        return await self._run(lambda db: db.add_label(redact_label(label, self.redactor)))
 
     async def labelled(self, limit: int = 100_000) -> list[CapturedInteraction]:
         return await self._run(lambda db: db.labelled(limit))

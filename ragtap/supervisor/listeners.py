@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from ragtap.config import Config
 from ragtap.proxy.server import METRICS, PROXY, TRIAGE, Listener, Listeners
 from ragtap.proxy.triage import triage_host, triage_problem
-from ragtap.supervisor.process import ListenError
+from ragtap.supervisor.process import CannotServe
 
 BACKLOG = 128  # aiohttp's own default for a TCPSite
 
@@ -103,7 +103,7 @@ def _shared(host: str, port: int) -> socket.socket:
 
 
 def open_listeners(config: Config) -> OpenedListeners:
-    """Every listener of the workers, opened; ListenError (the port is taken, the host is not this machine's) with
+    """Every listener of the workers, opened; CannotServe (the port is taken, the host is not this machine's) with
     nothing left open."""
     reuse_port = config.server.reuse_port and reuse_port_available()
     held: list[socket.socket] = []
@@ -114,7 +114,8 @@ def open_listeners(config: Config) -> OpenedListeners:
             try:
                 sock = _placeholder(host, port) if reuse_port else _shared(host, port)
             except OSError as error:
-                raise ListenError(f"cannot listen on {host}:{port}: {error.strerror or error}") from None
+                shown = f"[{host}]" if ":" in host else host
+                raise CannotServe(f"cannot listen on {shown}:{port}: {error.strerror or error}") from None
             held.append(sock)
             ports[name] = sock.getsockname()[1]
             by_name[name] = Listener(reuse_port=True) if reuse_port else Listener(sock=sock)

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from multiprocessing.connection import Connection
 
 from ragtap.config import Config, WorkerRole
-from ragtap.proxy.server import Listeners, RagtapServer
+from ragtap.proxy.server import ListenError, Listeners, RagtapServer
 
 log = logging.getLogger("ragtap.serve")
 
@@ -30,8 +30,8 @@ GIL_SWITCH_INTERVAL_S = 0.001
 PARENT_CHECK_S = 1.0  # how often a worker looks whether its supervisor is still there
 
 
-class ListenError(Exception):
-    """The server could not listen (the port is taken, the host is not this machine's): one line for the user."""
+class CannotServe(Exception):
+    """The server could not start (a port taken, a host not this machine's): one line for the user."""
 
 
 @dataclass(frozen=True)
@@ -55,9 +55,12 @@ async def serve(config: Config, *, worker: WorkerRole | None = None, listeners: 
     server = RagtapServer(config, worker=worker, listeners=listeners)
     try:
         await server.start()
+    except ListenError as error:  # names the listener that failed (the proxy's, /metrics' or the page's)
+        await server.stop()
+        raise CannotServe(f"cannot listen on {error.address}: {error.strerror or error}") from None
     except OSError as error:
         await server.stop()
-        raise ListenError(f"cannot listen on {config.server.host}:{config.server.port}: {error.strerror or error}") from None
+        raise CannotServe(f"cannot start: {error.strerror or error}") from None
     # Everything allocated so far (the model, the app) lives as long as the process: freeze it out of the
     # collector's view, so a full collection does not stall the event loop for tens of milliseconds.
     gc.collect()
@@ -104,7 +107,7 @@ def run_worker(config: Config, role: WorkerRole, listeners: Listeners, report: C
 
     try:
         event_loop_runner()(serve(config, worker=role, listeners=listeners, started=started))
-    except ListenError as error:
+    except CannotServe as error:
         report.send(str(error))
         sys.exit(2)
     except Exception as error:

@@ -289,7 +289,7 @@ def _worker(config: Config, role: WorkerRole, opened: OpenedListeners, report: C
 
 def supervise(config: Config, count: int, *, announce: Callable[[Started, OpenedListeners], None], stopping: Callable[[], None],
               on_started: Callable[[RagtapServer], Awaitable[None]] | None = None, prepare: Callable[[], None] | None = None) -> int:
-    """Run `count` workers until SIGTERM/SIGINT.  ListenError when the listeners cannot be opened, StartFailed when a
+    """Run `count` workers until SIGTERM/SIGINT.  CannotServe when the listeners cannot be opened, StartFailed when a
     worker cannot start (both before anything is served)."""
     metrics_dir = tempfile.mkdtemp(prefix="ragtap-metrics-")  # every worker's metric values, as files
     try:

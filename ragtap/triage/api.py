@@ -53,6 +53,14 @@ class BadRequest(ValueError):
     """A request the API cannot serve; the message is one line for the client."""
 
 
+def no_nul(value: str, name: str) -> str:
+    """`value`, or BadRequest when it holds a NUL character (no stored text can contain one, and PostgreSQL refuses
+    it in a query: it would read as the store failing)."""
+    if "\x00" in value:
+        raise BadRequest(f"{name}: contains a NUL character")
+    return value
+
+
 @dataclass(frozen=True, slots=True)
 class QueryParams:
     """The query string of a request: (name, value) pairs in order (repeated names allowed)."""
@@ -114,6 +122,8 @@ def store_query(params: QueryParams, default_limit: int) -> StoreQuery:
     unknown = sorted({key for key, _ in params.pairs} - _KNOWN_PARAMS)
     if unknown:
         raise BadRequest(f"unknown parameter(s) {', '.join(unknown)}: expected {', '.join(sorted(_KNOWN_PARAMS))}")
+    for key, value in params.pairs:
+        no_nul(value, key)
     verdicts = tuple(dict.fromkeys(v.strip() for raw in params.all("verdict") for v in raw.split(",") if v.strip()))
     wrong = [v for v in verdicts if v not in VERDICTS]
     if wrong:
@@ -236,6 +246,8 @@ def parse_label(interaction_id: str, body: bytes) -> Label:
         raise BadRequest(f"label body larger than {MAX_LABEL_BODY_BYTES} bytes")
     try:
         data = json.loads(body)
+    except RecursionError:  # 16 KB of "[[[[..." is valid JSON too deep for the parser
+        raise BadRequest("label body is nested too deeply: expected a flat JSON object") from None
     except (ValueError, UnicodeDecodeError):
         raise BadRequest("label body is not JSON: expected {\"verdict_right\": true|false, \"right_verdict\": ..., \"note\": ...}") from None
     if not isinstance(data, dict):
@@ -256,4 +268,5 @@ def parse_label(interaction_id: str, body: bytes) -> Label:
         raise BadRequest(f"note: expected a string (got {type(note).__name__})")
     if len(note) > MAX_NOTE_CHARS:
         raise BadRequest(f"note: longer than {MAX_NOTE_CHARS} characters")
+    no_nul(note, "note")
     return Label(interaction_id=interaction_id, verdict_right=right, right_verdict=verdict, note=note)

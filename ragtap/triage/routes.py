@@ -2,7 +2,8 @@
 
 Usage::
 
-    add_triage_routes(app, store, settings, token=config.prometheus.token, thresholds=config.thresholds)
+    add_triage_routes(app, store, settings, token=settings.token or config.prometheus.token,
+                      thresholds=config.thresholds, listen_host=host, redactor=redactor)
 
 Routes (under `settings.path`, default /triage):
 
@@ -13,15 +14,17 @@ Routes (under `settings.path`, default /triage):
     GET  /triage/api/interactions/{id}          the detail view of one interaction
     POST /triage/api/interactions/{id}/labels   a human label {"verdict_right", "right_verdict", "note"}
 
-The data routes want `Authorization: Bearer <token>` when a token is set (the /metrics token); the page itself
-and its assets hold no data and are served without it (a browser cannot send a bearer header when it opens a
-link), and the page asks for the token when the API answers 401.  Without a token the API answers only requests
-addressed to a loopback name or the listener's own host (a DNS-rebinding page cannot read it), and a label post
-must be JSON from the page's own origin (a cross-site form cannot label).
+The data routes want `Authorization: Bearer <token>` when a token is set (`[triage] token`, else the /metrics
+token); the page itself and its assets hold no data and are served without it (a browser cannot send a bearer
+header when it opens a link), and the page asks for the token when the API answers 401 and keeps it in memory
+only.  Without a token the API answers only requests addressed to a loopback name, the listener's own address or
+`[triage] allowed_hosts` (access.py: a DNS-rebinding page cannot read it), and a label post must be JSON from the
+page's own origin (a cross-site form cannot label).  User and session filters are hashed like the stored ids.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 from collections.abc import Awaitable, Callable
 from importlib import resources
@@ -30,8 +33,19 @@ from typing import Any
 from aiohttp import web
 
 from ragtap.auth import BearerToken
-from ragtap.store.base import VERDICTS, CaptureStore, InvalidLabel, StoreError, UnknownInteraction
-from ragtap.triage.api import MAX_LABEL_BODY_BYTES, BadRequest, QueryParams, detail_json, parse_label, row_json, store_query
+from ragtap.privacy import NO_REDACTION, Redactor
+from ragtap.store.base import VERDICTS, CaptureStore, InvalidLabel, StoreError, StoreQuery, UnknownInteraction
+from ragtap.triage.access import host_is_trusted, trusted_hosts
+from ragtap.triage.api import (
+    MAX_LABEL_BODY_BYTES,
+    BadRequest,
+    QueryParams,
+    detail_json,
+    no_nul,
+    parse_label,
+    row_json,
+    store_query,
+)
 from ragtap.triage.settings import TriageSettings
 from ragtap.types import METRICS, Thresholds
 
@@ -39,7 +53,6 @@ log = logging.getLogger("ragtap.triage")
 
 MAX_ID_CHARS = 256
 _ASSETS = {"triage.js": "text/javascript", "triage.css": "text/css"}
-_LOOPBACK_NAMES = ("127.0.0.1", "localhost", "[::1]", "::1")
 # The page builds its DOM with textContent only; this policy is the second line: no inline script, no script or
 # style from elsewhere, no framing, nothing fetched from another origin.
 _CSP = ("default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; connect-src 'self'; "
@@ -66,23 +79,17 @@ def _json(data: Any) -> web.Response:
     return web.json_response(data, headers={**_SECURITY_HEADERS, "Cache-Control": "no-store"})
 
 
-def _host_name(host_header: str) -> str:
-    """The name of a Host header without its port ("[::1]:8787" -> "[::1]", "127.0.0.1:80" -> "127.0.0.1")."""
-    if host_header.startswith("["):
-        return host_header.split("]", 1)[0] + "]"
-    return host_header.rsplit(":", 1)[0] if host_header.count(":") == 1 else host_header
-
-
 class TriageAPI:
     """The handlers, bound to one store and one set of settings."""
 
     def __init__(self, store: CaptureStore, settings: TriageSettings, *, token: str | None, thresholds: Thresholds,
-                 listen_host: str) -> None:
+                 listen_host: str, redactor: Redactor = NO_REDACTION) -> None:
         self.store = store
         self.settings = settings
         self.thresholds = thresholds
+        self.redactor = redactor  # hashes the user / session a filter names, as the store hashed them
         self._bearer = BearerToken(token)
-        self._hosts = {name.lower() for name in (*_LOOPBACK_NAMES, listen_host, f"[{listen_host}]")}
+        self._trusted = trusted_hosts(listen_host, settings.allowed_hosts)
         self._page = _asset("index.html")
         self._assets = {name: (_asset(name), kind) for name, kind in _ASSETS.items()}
 
@@ -91,10 +98,11 @@ class TriageAPI:
         if self._bearer.required:
             if not self._bearer.allows(request.headers.get("Authorization")):
                 # no WWW-Authenticate challenge: the browser must not pop up its own login box; the page asks
-                return _error(401, "unauthorized: send Authorization: Bearer <the [prometheus] token>")
+                return _error(401, "unauthorized: send Authorization: Bearer <the [triage] token, else the [prometheus] token>")
             return None
-        if _host_name(request.headers.get("Host", "")).lower() not in self._hosts:
-            return _error(403, "forbidden: without a token the triage API answers only loopback names and the listener's host")
+        if not host_is_trusted(request.headers.get("Host", ""), self._trusted):
+            return _error(403, "forbidden: without a token the triage API answers only loopback names, the listener's "
+                               "address and [triage] allowed_hosts")
         return None
 
     def guarded(self, handler: Handler) -> Handler:
@@ -138,7 +146,7 @@ class TriageAPI:
 
     async def interactions(self, request: web.Request) -> web.Response:
         try:
-            query = store_query(QueryParams(tuple(request.query.items())), self.settings.page_size)
+            query = self._identities_hashed(store_query(QueryParams(tuple(request.query.items())), self.settings.page_size))
         except BadRequest as error:
             return _error(400, str(error))
         try:
@@ -148,11 +156,18 @@ class TriageAPI:
             return _error(503, f"the capture store cannot answer: {error}")
         return _json({"items": [row_json(item) for item in page.items], "next_cursor": page.next_cursor})
 
+    def _identities_hashed(self, query: StoreQuery) -> StoreQuery:
+        """The user and session filters as the store holds them (hashed by default; a pasted hash stays itself).
+        With identities not written at all, a filter keeps its value, which then matches nothing."""
+        hashed = self.redactor.identity
+        return dataclasses.replace(query, user=query.user and (hashed(query.user) or query.user),
+                                   session=query.session and (hashed(query.session) or query.session))
+
     def _interaction_id(self, request: web.Request) -> str:
         interaction_id = request.match_info["id"]
         if not interaction_id or len(interaction_id) > MAX_ID_CHARS:
             raise BadRequest(f"interaction id: expected 1 to {MAX_ID_CHARS} characters")
-        return interaction_id
+        return no_nul(interaction_id, "interaction id")
 
     async def interaction(self, request: web.Request) -> web.Response:
         try:
@@ -204,9 +219,9 @@ class TriageAPI:
 
 
 def add_triage_routes(app: web.Application, store: CaptureStore, settings: TriageSettings, *, token: str | None,
-                      thresholds: Thresholds, listen_host: str) -> TriageAPI:
+                      thresholds: Thresholds, listen_host: str, redactor: Redactor = NO_REDACTION) -> TriageAPI:
     """Mount the page and its API under `settings.path` (before the proxy's catch-all route)."""
-    api = TriageAPI(store, settings, token=token, thresholds=thresholds, listen_host=listen_host)
+    api = TriageAPI(store, settings, token=token, thresholds=thresholds, listen_host=listen_host, redactor=redactor)
     prefix = settings.prefix
     router = app.router
     router.add_get(prefix, api.to_page)

@@ -1,8 +1,8 @@
 """Settings of the triage page (`[triage]` in config.toml).
 
 A plain frozen dataclass with safe defaults, like the exporters' settings: the config loader fills it; nothing here
-reads a file or the environment.  The page's data routes sit behind the same bearer token as /metrics
-(`[prometheus] token`, RAGTAP_METRICS_TOKEN): the token is passed in by the proxy, not repeated here.
+reads a file or the environment.  The page's data routes sit behind a bearer token: `token` (RAGTAP_TRIAGE_TOKEN),
+else the /metrics token (`[prometheus] token`, RAGTAP_METRICS_TOKEN), passed in by the proxy.
 """
 
 from __future__ import annotations
@@ -21,6 +21,9 @@ class TriageSettings:
     template with `{trace_id}` / `{span_id}` (Jaeger: `http://127.0.0.1:16686/trace/{trace_id}`; Grafana Explore
     with Tempo: an Explore URL with `{trace_id}` in its query).  `allow_unauthenticated` must be set to serve the
     page on a non-loopback address without a token: the page shows questions, documents and answers.
+    `token`: the bearer token of the page's API (None: the /metrics token, if any).  `allowed_hosts`: the names
+    (and addresses) browsers use to reach the page from elsewhere; without a token the API answers only requests
+    addressed to a loopback name, the listener's own address or one of these (a DNS-rebinding page cannot).
     """
 
     enabled: bool = True
@@ -34,6 +37,8 @@ class TriageSettings:
     # scoring ends, so one that finished earlier can arrive after a later one.
     live_lookback_s: float = 120.0
     allow_unauthenticated: bool = False
+    token: str | None = None
+    allowed_hosts: tuple[str, ...] = ()
 
     @property
     def prefix(self) -> str:

@@ -141,26 +141,30 @@ class _ClaimTable:
 
     lexical: np.ndarray
     similarity: np.ndarray
-    fixed_unsupported: np.ndarray  # unsupported whatever the thresholds (a missing number or name)
+    aligned: np.ndarray  # the aligned window's share of the claim's words
+    fixed_unsupported: np.ndarray  # unsupported whatever the thresholds (a missing number or name, a contradiction)
     row_of_claim: np.ndarray
     flagged_anyway: np.ndarray  # per row: flagged by a rule the claim thresholds do not touch (refusal wording...)
     rows: int
 
     @classmethod
     def of(cls, assessments: Sequence[Assessment]) -> _ClaimTable:
-        lexical, similarity, fixed, owner, anyway = [], [], [], [], []
+        lexical, similarity, aligned, fixed, owner, anyway = [], [], [], [], [], []
         for i, a in enumerate(assessments):
             claims = _answer_claims(a)
             anyway.append(a.verdict is Verdict.REFUSAL or (not claims and a.verdict in FLAGGED))
             for c in claims:
                 lexical.append(c.lexical_precision)
                 similarity.append(-1.0 if c.similarity is None else c.similarity)
-                fixed.append(c.reason in ("number_missing", "name_missing"))
+                aligned.append(1.0 if c.evidence_share is None else c.evidence_share)
+                fixed.append(c.reason in ("number_missing", "name_missing", "contradicted"))
                 owner.append(i)
-        return cls(np.array(lexical), np.array(similarity), np.array(fixed, dtype=bool), np.array(owner, dtype=int), np.array(anyway, dtype=bool), len(assessments))
+        return cls(np.array(lexical), np.array(similarity), np.array(aligned), np.array(fixed, dtype=bool), np.array(owner, dtype=int),
+                   np.array(anyway, dtype=bool), len(assessments))
 
     def flagged(self, t: ClaimThresholds) -> np.ndarray:
-        supported = (self.lexical >= t.lexical_alone) | (self.similarity >= t.similarity) | ((self.lexical >= t.lexical) & (self.similarity >= t.similarity_with_lexical))
+        supported = ((self.lexical >= t.lexical_alone) & (self.aligned >= t.aligned)) | (self.similarity >= t.similarity) | (
+            (self.lexical >= t.lexical) & (self.similarity >= t.similarity_with_lexical))
         bad = self.fixed_unsupported | ~supported
         rows = np.zeros(self.rows, dtype=bool)
         np.logical_or.at(rows, self.row_of_claim[bad], True)
@@ -177,6 +181,7 @@ def _agreement(table: _ClaimTable, t: ClaimThresholds) -> float:
 
 GRID = {
     "lexical_alone": np.round(np.arange(0.30, 0.92, 0.04), 2),
+    "aligned": np.round(np.arange(0.0, 0.55, 0.05), 2),
     "similarity": (0.70, 0.75, 0.80, 0.85),
     "lexical": np.round(np.arange(0.26, 0.52, 0.04), 2),
     "similarity_with_lexical": (0.3, 0.4, 0.5, 0.6),

@@ -5,6 +5,7 @@ span and the evaluation results share."""
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from typing import Any
 
 from ragtap.exchange import ChatMessage, ExchangeRecord
@@ -26,6 +27,7 @@ from ragtap.exporters.semconv import (
     USER_ID,
 )
 from ragtap.exporters.settings import OtelSettings
+from ragtap.privacy import NO_REDACTION, Redactor
 from ragtap.types import Assessment, Verdict
 
 MAX_CAPTURED_MESSAGES = 100  # the last ones: a long chat history keeps its most recent turns
@@ -41,8 +43,9 @@ def _error_type(exchange: ExchangeRecord) -> str | None:
     return error_type
 
 
-def _request_attributes(exchange: ExchangeRecord) -> dict[str, Any]:
-    """The `gen_ai.request.*` settings the app set, `gen_ai.output.type`, and who asked (user, session, conversation)."""
+def _request_attributes(exchange: ExchangeRecord, redactor: Redactor = NO_REDACTION) -> dict[str, Any]:
+    """The `gen_ai.request.*` settings the app set, `gen_ai.output.type`, and who asked (user, session, conversation:
+    written as `[privacy] identity` says, hashed by default)."""
     attrs: dict[str, Any] = {}
     p = exchange.parameters
     if p is not None:
@@ -62,11 +65,12 @@ def _request_attributes(exchange: ExchangeRecord) -> dict[str, Any]:
             attrs[GEN_AI_OUTPUT_TYPE] = p.output_type
         if p.reasoning_level:
             attrs[GEN_AI_REQUEST_REASONING_LEVEL] = p.reasoning_level
-    if exchange.user:
-        attrs[USER_ID] = exchange.user
-    if exchange.session:
-        attrs[SESSION_ID] = exchange.session
-    conversation = exchange.conversation_id or exchange.session
+    user, session = redactor.identity(exchange.user), redactor.identity(exchange.session)
+    if user:
+        attrs[USER_ID] = user
+    if session:
+        attrs[SESSION_ID] = session
+    conversation = exchange.conversation_id or session  # the app's thread id, else the (hashed) session
     if conversation:
         attrs[GEN_AI_CONVERSATION_ID] = conversation
     return attrs
@@ -83,31 +87,37 @@ def _overhead_attributes(exchange: ExchangeRecord) -> dict[str, Any]:
     return attrs
 
 
-def _message_attributes(settings: OtelSettings, exchange: ExchangeRecord) -> dict[str, Any]:
+def capped_text(redactor: Redactor, cap: int) -> Callable[[str | None], str]:
+    """A text as content capture exports it: cut to `cap` characters, then redacted (the regexes run on at most
+    `cap` characters per text, on the event loop)."""
+    return lambda text: redactor.text((text or "")[:cap])
+
+
+def _message_attributes(settings: OtelSettings, exchange: ExchangeRecord, redactor: Redactor = NO_REDACTION) -> dict[str, Any]:
     """`gen_ai.input.messages` (the app's messages) and `gen_ai.output.messages` (the answer the app received)
-    in the conventions' JSON shape, each text capped at `content_max_chars`."""
-    cap = max(0, int(settings.content_max_chars))
+    in the conventions' JSON shape, each text capped at `content_max_chars` and redacted."""
+    capped = capped_text(redactor, max(0, int(settings.content_max_chars)))
     attrs: dict[str, Any] = {}
     if exchange.input_messages:
         messages = exchange.input_messages[-MAX_CAPTURED_MESSAGES:]
-        attrs[GEN_AI_INPUT_MESSAGES] = json.dumps([_message_json(m, cap) for m in messages], ensure_ascii=False)
+        attrs[GEN_AI_INPUT_MESSAGES] = json.dumps([_message_json(m, capped) for m in messages], ensure_ascii=False)
     if exchange.output_text is not None:
         finish = exchange.finish_reasons[0] if exchange.finish_reasons else "stop"
-        message = {"role": "assistant", "parts": [{"type": "text", "content": exchange.output_text[:cap]}],
+        message = {"role": "assistant", "parts": [{"type": "text", "content": capped(exchange.output_text)}],
                    "finish_reason": finish}
         attrs[GEN_AI_OUTPUT_MESSAGES] = json.dumps([message], ensure_ascii=False)
     return attrs
 
 
-def _message_json(message: ChatMessage, cap: int) -> dict[str, Any]:
+def _message_json(message: ChatMessage, capped: Callable[[str | None], str]) -> dict[str, Any]:
     parts = []
     for part in message.parts:
         if part.type == "text":
-            parts.append({"type": "text", "content": (part.content or "")[:cap]})
+            parts.append({"type": "text", "content": capped(part.content)})
         elif part.type == "tool_call":
-            parts.append({"type": "tool_call", "id": part.id, "name": part.name, "arguments": (part.arguments or "")[:cap]})
+            parts.append({"type": "tool_call", "id": part.id, "name": part.name, "arguments": capped(part.arguments)})
         else:
-            parts.append({"type": "tool_call_response", "id": part.id, "response": (part.content or "")[:cap]})
+            parts.append({"type": "tool_call_response", "id": part.id, "response": capped(part.content)})
     return {"role": message.role, "parts": parts}
 
 

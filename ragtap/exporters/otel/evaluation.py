@@ -8,7 +8,7 @@ import json
 from typing import Any
 
 from ragtap.exchange import ExchangeRecord
-from ragtap.exporters.otel.attributes import _verdict_label
+from ragtap.exporters.otel.attributes import _verdict_label, capped_text
 from ragtap.exporters.semconv import (
     GEN_AI_EVALUATION_EXPLANATION,
     GEN_AI_EVALUATION_NAME,
@@ -21,6 +21,7 @@ from ragtap.exporters.semconv import (
     GEN_AI_RETRIEVAL_QUERY_TEXT,
 )
 from ragtap.exporters.settings import OtelSettings
+from ragtap.privacy import NO_REDACTION, Redactor
 from ragtap.types import METRICS, Assessment, Interaction
 
 EVALUATE_SPAN_NAME = "evaluate ragtap"
@@ -29,7 +30,7 @@ MAX_CAPTURED_DOCUMENTS = 50
 
 
 def _evaluation_attributes(settings: OtelSettings, interaction: Interaction, assessment: Assessment,
-                           response_id: str | None) -> dict[str, Any]:
+                           response_id: str | None, redactor: Redactor = NO_REDACTION) -> dict[str, Any]:
     """The `evaluate ragtap` span's attributes: the verdict and scores (for backends that do not index events),
     and the content only under capture."""
     exchange = interaction.exchange
@@ -54,11 +55,12 @@ def _evaluation_attributes(settings: OtelSettings, interaction: Interaction, ass
         if value is not None:
             attrs[f"ragtap.score.{metric}"] = float(value)
     if settings.capture_content:
-        attrs.update(_content_attributes(settings, interaction, assessment, exchange))
+        attrs.update(_content_attributes(settings, interaction, assessment, exchange, redactor))
     return attrs
 
 
-def _evaluation_results(settings: OtelSettings, assessment: Assessment, common: dict[str, Any]) -> list[dict[str, Any]]:
+def _evaluation_results(settings: OtelSettings, assessment: Assessment, common: dict[str, Any],
+                        redactor: Redactor = NO_REDACTION) -> list[dict[str, Any]]:
     """The attributes of each `gen_ai.evaluation.result`: one per score, then the verdict, the claims and the
     retrieval."""
     results: list[dict[str, Any]] = []
@@ -76,7 +78,7 @@ def _evaluation_results(settings: OtelSettings, assessment: Assessment, common: 
     if assessment.explanation:
         verdict_event[GEN_AI_EVALUATION_EXPLANATION] = assessment.explanation
     results.append(verdict_event)
-    claims = _claims_result(settings, assessment, common)
+    claims = _claims_result(settings, assessment, common, redactor)
     if claims is not None:
         results.append(claims)
     if assessment.poor_retrieval is not None:
@@ -85,9 +87,11 @@ def _evaluation_results(settings: OtelSettings, assessment: Assessment, common: 
     return results
 
 
-def _claims_result(settings: OtelSettings, assessment: Assessment, common: dict[str, Any]) -> dict[str, Any] | None:
-    """`ragtap.claims`: the share of the answer's judged claims that the evidence supports, the unsupported
-    count, and (only under content capture: claims are answer text) each unsupported claim with its offsets."""
+def _claims_result(settings: OtelSettings, assessment: Assessment, common: dict[str, Any],
+                   redactor: Redactor = NO_REDACTION) -> dict[str, Any] | None:
+    """`ragtap.claims`: the share of the answer's judged claims that the evidence supports, the unsupported and
+    contradicted counts with their offsets, and (only under content capture: claims are answer text) each
+    unsupported claim with its outcome and, when contradicted, what the evidence says otherwise."""
     judged = [c for c in assessment.claims if c.of == "answer" and c.supported is not None]
     if not judged:
         return None
@@ -99,22 +103,22 @@ def _claims_result(settings: OtelSettings, assessment: Assessment, common: dict[
         "ragtap.claims.judged": len(judged),
         "ragtap.claims.unsupported": len(unsupported),
         "ragtap.claims.unsupported_offsets": [f"{c.start}-{c.end}" for c in unsupported],
+        "ragtap.claims.contradicted": len(assessment.contradicted_claims),
+        "ragtap.claims.contradicted_offsets": [f"{c.start}-{c.end}" for c in assessment.contradicted_claims],
         **common,
     }
     if settings.capture_content:
-        cap = max(0, int(settings.content_max_chars))
+        capped = capped_text(redactor, max(0, int(settings.content_max_chars)))
         event["ragtap.claims.unsupported_text"] = json.dumps(
-            [{"text": c.text[:cap], "start": c.start, "end": c.end, "reason": c.reason} for c in unsupported], ensure_ascii=False
+            [{"text": capped(c.text), "start": c.start, "end": c.end, "outcome": c.outcome.value, "reason": c.reason,
+              "conflicts": [capped(x) for x in c.conflicts]} for c in unsupported], ensure_ascii=False
         )
     return event
 
 
 def _content_attributes(settings: OtelSettings, interaction: Interaction, assessment: Assessment,
-                        exchange: ExchangeRecord | None) -> dict[str, Any]:
-    cap = max(0, int(settings.content_max_chars))
-
-    def capped(text: str | None) -> str:
-        return (text or "")[:cap]
+                        exchange: ExchangeRecord | None, redactor: Redactor = NO_REDACTION) -> dict[str, Any]:
+    capped = capped_text(redactor, max(0, int(settings.content_max_chars)))
 
     attrs: dict[str, Any] = {GEN_AI_RETRIEVAL_QUERY_TEXT: capped(interaction.question)}
     documents = [{"id": doc.id if doc.id is not None else str(i), "content": capped(doc.text)}

@@ -60,6 +60,7 @@ from ragtap.exporters.semconv import (
     keep_chat_span,
 )
 from ragtap.exporters.settings import OtelSettings
+from ragtap.privacy import NO_REDACTION, Redactor
 from ragtap.types import Assessment, Interaction
 
 # One logger name for the whole package (the name the single-file module had), so log filters keep working.
@@ -90,8 +91,10 @@ class OtelExporter(Exporter):
     def __init__(self, settings: OtelSettings | None = None, tracer_provider: TracerProvider | None = None, *,
                  span_exporter: SpanExporter | None = None, stats: ExportStats | None = None,
                  meter_provider: MeterProvider | None = None, metric_reader: MetricReader | None = None,
-                 logger_provider: LoggerProvider | None = None, log_exporter: LogRecordExporter | None = None) -> None:
+                 logger_provider: LoggerProvider | None = None, log_exporter: LogRecordExporter | None = None,
+                 redactor: Redactor = NO_REDACTION) -> None:
         self.settings = settings or OtelSettings(enabled=True)
+        self.redactor = redactor  # user / session ids and captured content, as [privacy] says
         self.wants_messages = bool(self.settings.capture_content)  # gen_ai.input.messages on the chat span
         self.stats = stats or ExportStats()
         embedded = tracer_provider is not None
@@ -203,10 +206,10 @@ class OtelExporter(Exporter):
             attrs[GEN_AI_RESPONSE_TIME_TO_FIRST_CHUNK] = max(0.0, exchange.first_token_at - exchange.started_at)
         if exchange.added_seconds is not None:
             attrs["ragtap.added_seconds"] = exchange.added_seconds
-        attrs.update(_request_attributes(exchange))
+        attrs.update(_request_attributes(exchange, self.redactor))
         attrs.update(_overhead_attributes(exchange))
         if self.settings.capture_content:
-            attrs.update(_message_attributes(self.settings, exchange))
+            attrs.update(_message_attributes(self.settings, exchange, self.redactor))
         if error_type is not None:
             attrs[ERROR_TYPE] = error_type
         span.set_attributes(attrs)
@@ -243,7 +246,7 @@ class OtelExporter(Exporter):
         response_id = exchange.response_id if exchange is not None else None
         common = {GEN_AI_RESPONSE_ID: response_id} if response_id else {}
         now = time.time_ns()
-        events = _evaluation_results(self.settings, assessment, common)
+        events = _evaluation_results(self.settings, assessment, common, self.redactor)
         if self.event_logger is not None:
             # Log-based events on the chat span's context (its trace and span id): where the conventions put them.
             for attributes in events:
@@ -256,7 +259,7 @@ class OtelExporter(Exporter):
         if not span.is_recording():
             span.end(end_time=now)
             return
-        span.set_attributes(_evaluation_attributes(self.settings, interaction, assessment, response_id))
+        span.set_attributes(_evaluation_attributes(self.settings, interaction, assessment, response_id, self.redactor))
         for attributes in events:
             span.add_event(EVALUATION_EVENT, attributes, timestamp=now)
         span.end(end_time=now)

@@ -18,7 +18,6 @@
   };
   const MAX_ROWS = 1000; // rows kept in the table; older ones are paged in again with "older"
   const LIVE_LIMIT = 200; // rows asked for per live poll
-  const TOKEN_KEY = "ragtap.triage.token";
   const FILTER_KEYS = ["verdict", "poor_retrieval", "model", "from", "to", "user", "session", "q", "labelled"];
 
   const $ = (id) => document.getElementById(id);
@@ -32,6 +31,9 @@
     generation: 0, // bumps on every reload: answers to older requests are ignored
     polling: false,
     timer: null,
+    // The API's bearer token, in this page's memory only: never in localStorage or a cookie (another page of the
+    // origin, or a link, could read or overwrite it there), never from the address (#token=... is ignored).
+    token: null,
   };
 
   // ---------------------------------------------------------------------------------------------- DOM helpers
@@ -101,7 +103,7 @@
 
   async function api(path, options = {}) {
     const headers = { Accept: "application/json", ...(options.headers || {}) };
-    const token = window.localStorage.getItem(TOKEN_KEY);
+    const token = state.token;
     if (token) headers.Authorization = "Bearer " + token;
     const response = await fetch("api/" + path, { ...options, headers, credentials: "same-origin", cache: "no-store" });
     let body = null;
@@ -359,7 +361,9 @@
       if (claim.start < position || claim.end > points.length || claim.end <= claim.start) continue; // overlapping or stale
       box.append(points.slice(position, claim.start).join(""));
       const piece = points.slice(claim.start, claim.end).join("");
-      if (claim.supported === false) {
+      if (claim.outcome === "contradicted") {
+        box.append(el("mark", { class: "contradicted", title: claimWhy(claim) }, piece));
+      } else if (claim.supported === false) {
         box.append(el("mark", { class: "unsupported", title: claimWhy(claim) }, piece));
       } else {
         box.append(el("span", { class: "supported", title: claimWhy(claim) }, piece));
@@ -371,7 +375,8 @@
   }
 
   function claimWhy(claim) {
-    const parts = [(claim.supported ? "supported: " : "unsupported: ") + claim.reason];
+    const parts = [claim.outcome === "contradicted" ? "contradicted by the documents" : (claim.supported ? "supported: " : "unsupported: ") + claim.reason];
+    if (claim.conflicts && claim.conflicts.length) parts.push("the documents say otherwise: " + claim.conflicts.join("; "));
     if (typeof claim.similarity === "number") parts.push("best passage cosine " + claim.similarity.toFixed(2));
     if (claim.document !== null && claim.document !== undefined) parts.push("best document #" + (claim.document + 1));
     if (claim.missing_numbers.length) parts.push("numbers not in the documents: " + claim.missing_numbers.join(", "));
@@ -472,6 +477,7 @@
     const answerClaims = item.claims.filter((c) => c.of === "answer");
     const supportClaims = item.claims.filter((c) => c.of === "supporting");
     const unsupported = answerClaims.filter((c) => c.supported === false);
+    const contradicted = unsupported.filter((c) => c.outcome === "contradicted").length;
 
     const body = el("div", { id: "d-body" },
       el("p", null, el("span", { class: verdictClass(item.verdict), id: "d-verdict", text: item.verdict }),
@@ -479,10 +485,11 @@
       el("div", { class: "rule", id: "d-rule" }, el("strong", { text: "why: " }), item.explanation || "(no explanation recorded)"),
       el("h3", { text: "scores against the thresholds in force" }), scoresTable(item),
       el("h3", { text: "question" }), el("div", { class: "text", id: "d-question" }, item.question),
-      el("h3", { text: `answer${unsupported.length ? ` — ${unsupported.length} unsupported claim${unsupported.length > 1 ? "s" : ""} marked` : ""}` }),
+      el("h3", { text: `answer${unsupported.length ? ` — ${unsupported.length} unsupported claim${unsupported.length > 1 ? "s" : ""} marked` : ""}${contradicted ? ` (${contradicted} contradicted)` : ""}` }),
       item.answer === null ? el("p", { class: "muted", text: "no answer recorded" }) : highlighted(item.answer, answerClaims),
       unsupported.length ? el("ul", { class: "claims", id: "d-unsupported" },
-        ...unsupported.map((c) => el("li", { class: "bad" }, c.text, el("span", { class: "muted", text: " — " + claimWhy(c) })))) : null,
+        ...unsupported.map((c) => el("li", { class: c.outcome === "contradicted" ? "bad contradicted" : "bad" }, c.text,
+          el("span", { class: "muted", text: " — " + claimWhy(c) })))) : null,
       el("h3", { text: "supporting content (what the model says its answer rests on)" }),
       item.supporting === null ? el("p", { class: "muted", text: "none (not injected, or not recovered)" }) : highlighted(item.supporting, supportClaims),
       el("h3", { text: `retrieved documents (${item.documents.length})` }), documentsList(item),
@@ -549,12 +556,8 @@
   }
 
   async function start() {
-    const tokenInHash = new URLSearchParams(window.location.hash.slice(1)).get("token");
-    if (tokenInHash) { // #token=... (a fragment never reaches a server log): keep it, and take it off the address bar
-      window.localStorage.setItem(TOKEN_KEY, tokenInHash);
-      window.history.replaceState(null, "", window.location.pathname + window.location.search);
-    }
-    $("forget-token").hidden = !window.localStorage.getItem(TOKEN_KEY);
+    window.localStorage.removeItem("ragtap.triage.token"); // where earlier versions kept it: gone, not reused
+    $("forget-token").hidden = !state.token;
     try {
       state.meta = await api("meta");
     } catch (error) {
@@ -600,16 +603,13 @@
   });
   $("auth").addEventListener("submit", (event) => {
     event.preventDefault();
-    window.localStorage.setItem(TOKEN_KEY, $("token").value);
+    state.token = $("token").value;
     $("token").value = "";
     start();
   });
   $("forget-token").addEventListener("click", () => {
-    window.localStorage.removeItem(TOKEN_KEY);
+    state.token = null;
     window.location.reload();
-  });
-  window.addEventListener("hashchange", () => { // a #token=... link opened on the page already shown
-    if (new URLSearchParams(window.location.hash.slice(1)).get("token")) start();
   });
   start();
 })();
