@@ -30,6 +30,7 @@ import sys
 import tempfile
 import time
 import urllib.request
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -39,8 +40,8 @@ sys.path.insert(0, str(BENCH))
 import bodies  # noqa: E402
 from run import BENCH_KEY, CLK_TCK, LOAD_CPU, Service, free_port, log, ragtap_service, run_async  # noqa: E402
 
-FIRST_TEXT = b'"type":"response.output_text.delta"'
-CHAT_TEXT = re.compile(rb'"content": ?"[^"]')  # a chat chunk carrying answer text (as bench/run.py)
+# An event carrying answer text: a Responses delta, a chat chunk (as bench/run.py), a Messages text delta.
+FIRST_TEXT = re.compile(rb'"type":"response\.output_text\.delta".{0,200}?"delta":"[^"]|"content": ?"[^"]|"type":"text_delta","text":"[^"]')
 
 
 def rag_body(stream: bool, deltas: int = 20) -> bytes:
@@ -59,11 +60,11 @@ def plain_body() -> bytes:
     return json.dumps({"model": bodies.MODEL, "instructions": chat["messages"][0]["content"], "input": chat["messages"][1]["content"]}).encode()
 
 
-async def _block(url: str, template: bytes, count: int, stream: bool) -> list[tuple[float, float]]:
+async def _block(url: str, template: bytes, count: int, stream: bool, extra_headers: dict[str, str] | None = None) -> list[tuple[float, float]]:
     """`count` sequential requests (after 5 warm-ups); per request (time to first answer text, time to the end)."""
     import aiohttp
 
-    headers = {"Content-Type": "application/json", "Authorization": f"Bearer {BENCH_KEY}"}
+    headers = {"Content-Type": "application/json", "Authorization": f"Bearer {BENCH_KEY}", **(extra_headers or {})}
     prefix, suffix = template.split(b"{n}")
     rows: list[tuple[float, float]] = []
     async with aiohttp.ClientSession(connector=aiohttp.TCPConnector(limit=1), auto_decompress=False) as session:
@@ -78,11 +79,9 @@ async def _block(url: str, template: bytes, count: int, stream: bool) -> list[tu
                 if stream:
                     async for data in reply.content.iter_any():
                         if first is None:
-                            window = tail + data
-                            at = window.find(FIRST_TEXT)
-                            if (at >= 0 and b'"delta":""' not in window[at : at + 200]) or CHAT_TEXT.search(window):
+                            if FIRST_TEXT.search(tail + data):
                                 first = time.perf_counter()
-                            tail = data[-64:]
+                            tail = data[-256:]
                 else:
                     await reply.read()
             end = time.perf_counter()
@@ -103,9 +102,9 @@ def wait_for_scoring(base_url: str, timeout_s: float = 60.0) -> bool:
     return False
 
 
-def check(url: str) -> None:
+def check(base_url: str) -> None:
     """One RAG request through ragtap: the app gets the answer text, not ragtap's JSON."""
-    request = urllib.request.Request(url, data=rag_body(False).replace(b"{n}", b"1"), headers={"Content-Type": "application/json", "Authorization": f"Bearer {BENCH_KEY}"})
+    request = urllib.request.Request(base_url + "/v1/responses", data=rag_body(False).replace(b"{n}", b"1"), headers={"Content-Type": "application/json", "Authorization": f"Bearer {BENCH_KEY}"})
     with urllib.request.urlopen(request, timeout=10) as reply:
         data = json.loads(reply.read())
     text = data["output"][0]["content"][0]["text"]
@@ -113,37 +112,27 @@ def check(url: str) -> None:
         raise RuntimeError(f"unexpected reply through ragtap: {text[:200]}")
 
 
-def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--quick", action="store_true")
-    parser.add_argument("--out", type=Path, default=None, help="write the JSON summary here")
-    parser.add_argument("--no-scoring", action="store_true", help="ragtap with [scoring] enabled = false: the request path alone")
-    args = parser.parse_args()
+Scenario = tuple[str, bytes, bool]  # (path, body template with "{n}", streamed)
+
+
+def measure(upstream_script: str, scenarios: dict[str, Scenario], check: Callable[[str], None], args: argparse.Namespace) -> dict[str, Any]:
+    """Paired blocks, direct then through ragtap, per scenario and repeat (see the module docstring)."""
     repeats, count = (3, 60) if args.quick else (5, 200)
     os.sched_setaffinity(0, {LOAD_CPU})
-    workdir = Path(tempfile.mkdtemp(prefix="ragtap-bench-responses-"))
+    workdir = Path(tempfile.mkdtemp(prefix="ragtap-bench-" + upstream_script.split("_")[0] + "-"))
     port = free_port()
-    upstream = Service("responses-upstream", [sys.executable, str(BENCH / "responses_upstream.py"), "--port", str(port)], port, "/v1/models", cpu=LOAD_CPU)
-    scenarios = {
-        "rag": (rag_body(False), False),
-        "plain": (plain_body(), False),
-        "rag_stream_20": (rag_body(True, 20), True),
-        "rag_stream_200": (rag_body(True, 200), True),
-        "chat_rag": (bodies.rag_body(numbered=True), False),
-        "chat_rag_stream_20": (bodies.rag_body(True, numbered=True, max_tokens=20), True),
-        "chat_rag_stream_200": (bodies.rag_body(True, numbered=True, max_tokens=200), True),
-    }
+    upstream = Service(upstream_script.removesuffix(".py"), [sys.executable, str(BENCH / upstream_script), "--port", str(port)], port, "/v1/models",
+                       cpu=LOAD_CPU)
     results: dict[str, list[dict[str, float]]] = {name: [] for name in scenarios}
     load_start = os.getloadavg()[0]
     ragtap = None
     try:
         upstream.start(workdir)
         ragtap = ragtap_service("ragtap", upstream, workdir, scoring=not args.no_scoring).start(workdir)
-        check(ragtap.url + "/v1/responses")
+        check(ragtap.url)
         for repeat in range(repeats):
             log(f"repeat {repeat + 1}/{repeats}")
-            for name, (template, stream) in scenarios.items():
-                path = "/v1/chat/completions" if name.startswith("chat") else "/v1/responses"
+            for name, (path, template, stream) in scenarios.items():
                 direct = run_async(_block(upstream.url + path, template, count, stream))
                 ticks = ragtap.cpu_ticks()
                 through = run_async(_block(ragtap.url + path, template, count, stream))
@@ -168,11 +157,15 @@ def main() -> int:
         if ragtap is not None:
             ragtap.stop()
         upstream.stop()
-    summary = {name: {key: round(statistics.median(r[key] for r in rows), 3) for key in rows[0]} for name, rows in results.items()}
-    summary["_plan"] = {  # type: ignore[assignment]
+    summary: dict[str, Any] = {name: {key: round(statistics.median(r[key] for r in rows), 3) for key in rows[0]} for name, rows in results.items()}
+    summary["_plan"] = {
         "repeats": repeats, "requests_per_block": count, "cpus": os.cpu_count(), "python": sys.version.split()[0],
         "scoring": not args.no_scoring, "load_average_start": load_start, "load_average_end": os.getloadavg()[0],
     }
+    return summary
+
+
+def report(summary: dict[str, Any], args: argparse.Namespace) -> None:
     print(json.dumps(summary, indent=2))
     print("\n| scenario | direct p50 (ms) | ragtap p50 (ms) | added p50 (ms) | direct first text (ms) | ragtap first text (ms) | added first text (ms) | ragtap CPU us/req |")
     print("|---|---|---|---|---|---|---|---|")
@@ -183,6 +176,33 @@ def main() -> int:
         print(f"| {name} | {row['direct_p50_ms']:.3f} | {row['ragtap_p50_ms']:.3f} | {row['added_p50_ms']:+.3f} | " + " | ".join(first) + f" | {row['ragtap_cpu_us_per_req']:.0f} |")
     if args.out is not None:
         args.out.write_text(json.dumps(summary, indent=2))
+
+
+def arguments(description: str) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description=description)
+    parser.add_argument("--quick", action="store_true")
+    parser.add_argument("--out", type=Path, default=None, help="write the JSON summary here")
+    parser.add_argument("--no-scoring", action="store_true", help="ragtap with [scoring] enabled = false: the request path alone")
+    return parser.parse_args()
+
+
+CHAT_SCENARIOS: dict[str, Scenario] = {  # the chat path in the same run, for reference
+    "chat_rag": ("/v1/chat/completions", bodies.rag_body(numbered=True), False),
+    "chat_rag_stream_20": ("/v1/chat/completions", bodies.rag_body(True, numbered=True, max_tokens=20), True),
+    "chat_rag_stream_200": ("/v1/chat/completions", bodies.rag_body(True, numbered=True, max_tokens=200), True),
+}
+
+
+def main() -> int:
+    args = arguments(__doc__.split("\n")[0])
+    scenarios: dict[str, Scenario] = {
+        "rag": ("/v1/responses", rag_body(False), False),
+        "plain": ("/v1/responses", plain_body(), False),
+        "rag_stream_20": ("/v1/responses", rag_body(True, 20), True),
+        "rag_stream_200": ("/v1/responses", rag_body(True, 200), True),
+        **CHAT_SCENARIOS,
+    }
+    report(measure("responses_upstream.py", scenarios, check, args), args)
     return 0
 
 

@@ -25,11 +25,12 @@ from pydantic import Field, TypeAdapter, ValidationError
 
 from ragtap.cost import CostSettings, prices_from_config
 from ragtap.exporters.settings import OTLP_PROTOCOLS, OtelSettings, PrometheusSettings, headers_from_config
+from ragtap.guard.settings import ACTIONS as GUARD_ACTIONS, FALLBACKS as GUARD_FALLBACKS, TRIGGERS as GUARD_TRIGGERS, GuardSettings
 from ragtap.judge.settings import JudgeSettings
 from ragtap.privacy import PrivacySettings, settings_problem
 from ragtap.recognise import CustomPattern, patterns_from_config
 from ragtap.scoring.claims import ClaimThresholds, VerifierSettings
-from ragtap.scoring.passages import DEFAULT_MAX_WORDS
+from ragtap.scoring.passages import DEFAULT_MAX_WORDS, DEFAULT_QRD_WINDOW_WORDS
 from ragtap.store.settings import CAPTURE_POLICIES, StoreSettings
 from ragtap.triage.settings import TRACE_URL_FIELDS, TriageSettings
 from ragtap.types import Thresholds
@@ -128,6 +129,7 @@ class ScoringSettings:
     openai_api_key_env: str = "OPENAI_API_KEY"  # the name of the variable, never the key itself
     refusal_patterns: tuple[str, ...] = ()  # extra regexes that mark an answer as a refusal
     passage_words: int = DEFAULT_MAX_WORDS  # documents longer than this many words are cut into passages
+    qrd_window_words: int = DEFAULT_QRD_WINDOW_WORDS  # QRD also compares the question with windows this long (0: off)
     claim_level: bool = True  # judge each sentence of the answer and the support (false: whole texts only)
     # What one interaction may cost the scorer (the request itself is forwarded whole): see pipeline/limits.py.
     max_documents: int = 64
@@ -161,7 +163,7 @@ class RedisQueueSettings:
 
 
 # Calibrated for all-MiniLM-L6-v2 on ../shared/data: see docs/thresholds.md for the derivation and the command.
-DEFAULT_THRESHOLDS = Thresholds(sdq=0.51, sdrd=0.62, sda=0.62, qrd=0.61, qa=0.54, ard=0.46)
+DEFAULT_THRESHOLDS = Thresholds(sdq=0.51, sdrd=0.62, sda=0.62, qrd=0.60, qa=0.54, ard=0.46)
 
 
 @dataclass(frozen=True)
@@ -195,6 +197,7 @@ class Config:
     triage: TriageSettings = field(default_factory=TriageSettings)
     privacy: PrivacySettings = field(default_factory=PrivacySettings)
     redis_queue: RedisQueueSettings = field(default_factory=RedisQueueSettings)
+    guard: GuardSettings = field(default_factory=GuardSettings)
 
 
 STORE_FILE = "capture.sqlite3"  # the default capture store, in the data directory
@@ -240,6 +243,7 @@ ENV_OVERRIDES: dict[str, tuple[str, str]] = {
     # Every [otel] key: RAGTAP_OTEL_ENABLED, RAGTAP_OTEL_PROTOCOL, RAGTAP_OTEL_HEADERS ("k=v,k2=v2"), ...
     **{f"RAGTAP_OTEL_{f.name.upper()}": ("otel", f.name) for f in dataclasses.fields(OtelSettings)},
     "RAGTAP_COST_ENABLED": ("cost", "enabled"),
+    "RAGTAP_GUARD": ("guard", "action"),
 }
 
 
@@ -267,6 +271,7 @@ _LIMITS: dict[tuple[str, str], Any] = {
     ("scoring", "embedder_threads"): _between(1),
     ("scoring", "cache_entries"): _between(0),
     ("scoring", "passage_words"): _between(16),
+    ("scoring", "qrd_window_words"): _between(0),
     **{("scoring", k): _between(1) for k in ("max_documents", "max_document_chars", "max_text_chars", "max_passages")},
     **{("thresholds", m): _between(-1, 1) for m in ("sdq", "sdrd", "sda", "qrd", "qa", "ard")},
     **{("claims", k): _between(0, 1) for k in ("lexical_alone", "aligned", "lexical", "parametric_share")},
@@ -306,6 +311,8 @@ _LIMITS: dict[tuple[str, str], Any] = {
     ("triage", "page_size"): _between(1, 500),
     ("triage", "poll_seconds"): _between(0),  # 0 (no live updates) or at least MIN_POLL_SECONDS: _check_triage
     ("triage", "live_lookback_s"): _between(0),
+    ("guard", "deadline_ms"): _between(above=0),
+    ("guard", "max_in_flight"): _between(1),
 }
 
 
@@ -496,6 +503,7 @@ def _check(config: Config) -> None:
     if unknown or not config.judge.metrics:
         raise ConfigError(f"judge.metrics: expected a non-empty subset of {', '.join(METRIC_NAMES)} (got {list(config.judge.metrics)!r})")
     _check_triage(config)
+    _check_guard(config.guard)
     problem = settings_problem(config.privacy)
     if problem is not None:
         raise ConfigError(problem)
@@ -521,6 +529,24 @@ def _check_store(store: StoreSettings) -> None:
         if not re.fullmatch(r"[A-Za-z0-9!#$%&'*+.^_`|~-]+", header):
             raise ConfigError(f"store.user_headers/session_headers: {header!r} is not a header name")
 
+
+
+def _check_guard(guard: GuardSettings) -> None:
+    from ragtap.prompts import load_prompt
+
+    if guard.action not in GUARD_ACTIONS:
+        raise ConfigError(f"guard.action: expected one of {', '.join(GUARD_ACTIONS)} (got {guard.action!r})")
+    unknown = [v for v in guard.verdicts if v not in GUARD_TRIGGERS]
+    if unknown or not guard.verdicts:
+        raise ConfigError(f"guard.verdicts: expected a non-empty list of {', '.join(GUARD_TRIGGERS)} (got {list(guard.verdicts)!r})")
+    if guard.retry_fallback not in GUARD_FALLBACKS:
+        raise ConfigError(f"guard.retry_fallback: expected one of {', '.join(GUARD_FALLBACKS)} (got {guard.retry_fallback!r})")
+    if not guard.block_message.strip():
+        raise ConfigError("guard.block_message: must not be empty (it is what the app receives instead of a blocked answer)")
+    try:
+        load_prompt(guard.retry_prompt)
+    except (OSError, ValueError) as error:
+        raise ConfigError(f"guard.retry_prompt: no prompt {guard.retry_prompt!r} in ragtap/prompts ({type(error).__name__})") from None
 
 
 def _check_postgres_url(url: str) -> None:

@@ -63,6 +63,23 @@ class Overhead:
 
 
 @dataclass(slots=True)
+class GuardRecord:
+    """What the guard (ragtap/guard/) did to one answer: the action asked for, the outcome (a closed set:
+    `ragtap.guard.decision.OUTCOMES`, a metrics label), and the answer before and after."""
+
+    action: str
+    outcome: str
+    trigger: str | None = None  # what tripped it: the verdict or "contradicted" (a stream: the sentence's outcome)
+    original_answer: str | None = None  # the answer as the model wrote it
+    delivered_answer: str | None = None  # what the app received, when the guard changed it (None: unchanged)
+    removed_claims: int = 0  # sentences / list items stripped
+    sentences_checked: int = 0  # streams: sentences checked before release
+    sentences_late: int = 0  # streams: sentences released unchecked at the deadline
+    retry: str | None = None  # retry: passed | failed | error, or why it could not be judged (timeout, ...)
+    waited_ms: float | None = None  # how long the answer (whole replies) or the last sentence waited for the guard
+
+
+@dataclass(slots=True)
 class ExchangeRecord:
     """What the proxy knows about one request/response, filled in as the exchange goes on.
 
@@ -72,6 +89,7 @@ class ExchangeRecord:
 
     route: str
     method: str = "POST"
+    provider: str | None = None  # gen_ai.provider.name when the route says it ("anthropic"); else the configured one
     request_model: str | None = None
     # Who asked, when the app says so (the OpenAI `user` field, `metadata`, or x-ragtap-* headers): for the
     # capture store and spans, never Prometheus labels (unbounded cardinality).
@@ -104,8 +122,10 @@ class ExchangeRecord:
     input_tokens: int | None = None
     output_tokens: int | None = None
     supporting_tokens: int | None = None  # tokens the model spent on the supporting content
-    # Usage details the upstream reported (OpenAI `*_tokens_details`): cached prompt tokens, reasoning tokens.
+    # Usage details the upstream reported (OpenAI `*_tokens_details`; Anthropic `cache_read_input_tokens`): cached
+    # prompt tokens, reasoning tokens; and (Anthropic) prompt tokens written to the cache.
     cached_input_tokens: int | None = None
+    cache_creation_input_tokens: int | None = None
     reasoning_tokens: int | None = None
     # The request's sampling settings and reply format (GenAI span attributes), the app's conversation/thread id.
     parameters: RequestParameters | None = None
@@ -118,6 +138,10 @@ class ExchangeRecord:
     # cost: settled by the proxy before `exchange_finished` (ragtap.cost.settle_overhead).
     injected_instruction: str | None = None
     overhead: Overhead | None = None
+    # The guard's record (None when it was off for this exchange), and the tokens of its retry (ragtap's own cost).
+    guard: GuardRecord | None = None
+    retry_input_tokens: int | None = None
+    retry_output_tokens: int | None = None
     extras: dict[str, Any] = field(default_factory=dict)  # per-exporter state (e.g. the OTel span)
 
     @property
@@ -291,3 +315,27 @@ def note_usage(record: ExchangeRecord, usage: Any) -> None:
     outputs = usage.get("output_tokens_details" if responses else "completion_tokens_details")
     record.cached_input_tokens = count(inputs.get("cached_tokens")) if isinstance(inputs, Mapping) else None
     record.reasoning_tokens = count(outputs.get("reasoning_tokens")) if isinstance(outputs, Mapping) else None
+
+
+def note_anthropic_usage(record: ExchangeRecord, usage: Any) -> None:
+    """Copy an Anthropic `usage` object onto the record.  Its `input_tokens` leaves out the prompt tokens read from
+    or written to the cache; the record's `input_tokens` is the whole prompt (as OpenAI counts it), with the cache
+    read in `cached_input_tokens` and the cache write in `cache_creation_input_tokens`.  A `message_delta`'s usage is
+    cumulative and may carry only `output_tokens`: only the counts present are written."""
+    if not isinstance(usage, Mapping):
+        return
+
+    def count(name: str) -> int | None:
+        value = usage.get(name)
+        return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else None
+
+    output = count("output_tokens")
+    if output is not None:
+        record.output_tokens = output
+    fresh, read, written = count("input_tokens"), count("cache_read_input_tokens"), count("cache_creation_input_tokens")
+    if read is not None:
+        record.cached_input_tokens = read
+    if written is not None:
+        record.cache_creation_input_tokens = written
+    if fresh is not None:
+        record.input_tokens = fresh + (record.cached_input_tokens or 0) + (record.cache_creation_input_tokens or 0)

@@ -59,11 +59,11 @@ def build_embedder(config: Config, *, all_cores: bool = False, threads: int | No
 
 def build_policy(config: Config) -> ScoringPolicy:
     """The scoring core's rules: thresholds, claim thresholds, the refusal wording (built-in phrases plus config
-    regexes) and the passage size."""
+    regexes), the passage size and QRD's windows."""
     scoring = config.scoring
     limits = ScoringLimits(scoring.max_documents, scoring.max_document_chars, scoring.max_text_chars, scoring.max_passages)
     return ScoringPolicy(config.thresholds, RefusalDetector.build(scoring.refusal_patterns), config.claims, scoring.passage_words,
-                         scoring.claim_level, limits, build_verifier(config))
+                         scoring.claim_level, limits, build_verifier(config), qrd_window_words=scoring.qrd_window_words)
 
 
 def build_verifier(config: Config) -> ClaimVerifier | None:

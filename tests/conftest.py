@@ -57,6 +57,18 @@ def embedder():  # type: ignore[no-untyped-def]
     return make_embedder("minilm")
 
 
+class RecordingEmbedder:
+    """Wraps an embedder and records the texts of every call (how many calls a batch makes, and with what)."""
+
+    def __init__(self, inner: Any) -> None:
+        self.inner, self.name, self.dim = inner, inner.name, inner.dim
+        self.calls: list[list[str]] = []
+
+    def embed(self, texts):  # type: ignore[no-untyped-def]
+        self.calls.append(list(texts))
+        return self.inner.embed(texts)
+
+
 def use_embedder(monkeypatch: pytest.MonkeyPatch, instance: Any, name: str = "test-instance") -> None:
     """Make commands that build their embedder from the config (`ragtap.wiring.build_embedder`) use `instance`:
     registered under `name` and selected through RAGTAP_EMBEDDER, as a user would select any embedder."""
@@ -189,6 +201,12 @@ class RecordingUpstream(ScriptedUpstream):
 
     async def _responses(self, request: web.Request) -> web.StreamResponse:
         response = await super()._responses(request)
+        if isinstance(response, web.Response):
+            self.sent.append(bytes(response.body))  # type: ignore[arg-type]
+        return response
+
+    async def _messages(self, request: web.Request) -> web.StreamResponse:
+        response = await super()._messages(request)
         if isinstance(response, web.Response):
             self.sent.append(bytes(response.body))  # type: ignore[arg-type]
         return response

@@ -16,8 +16,10 @@ from typing import Any
 
 import pytest
 
-from ragtap.proxy.exchange_path import Exchange, ExchangeSteps, WholeReply, assess_now
+from ragtap.proxy.exchange_path import Exchange, ExchangeSteps, WholeReply, assess_now, assess_split
 from ragtap.split.stream import StreamResult
+
+from ragtap.testing.upstream import ScriptedReply
 
 from conftest import ANSWER, SUPPORTING, explicit, fixed, json_content, rag_messages, sse_events
 
@@ -31,8 +33,8 @@ class Badge:
         self.seen: list[str] = []
 
     async def on_whole_reply(self, exchange: Exchange, reply: WholeReply) -> None:
-        assessment = await assess_now(exchange, 10.0)
-        again = await assess_now(exchange, 10.0)  # scored once: the same assessment
+        assessment = await assess_now(exchange, 30.0)
+        again = await assess_now(exchange, 30.0)  # scored once: the same assessment
         assert assessment is not None and again is assessment
         self.seen.append(reply.answer)
         reply.replace_answer(f"[{assessment.verdict.value}] {reply.answer}")
@@ -54,6 +56,21 @@ class Hold:
         return f"<{result.answer}>"
 
 
+class VerdictGate:
+    """Seam (b) as a guard would use it: holds the answer, scores the split at the release, badges it."""
+
+    def __init__(self, exchange: Exchange) -> None:
+        self.exchange = exchange
+
+    def feed(self, text: str) -> str:
+        return ""
+
+    async def release(self, result: StreamResult) -> str:
+        assessment = await assess_split(self.exchange, result, 30.0)
+        assert assessment is not None
+        return f"[{assessment.verdict.value}] {result.answer}"
+
+
 def _steps(badge: Badge | None = None, holds: list[Hold] | None = None) -> ExchangeSteps:
     def open_hold(exchange: Exchange) -> Hold | None:
         if holds is None or exchange.context is None:
@@ -66,7 +83,7 @@ def _steps(badge: Badge | None = None, holds: list[Hold] | None = None) -> Excha
 
 async def test_a_whole_chat_reply_step_awaits_the_assessment_and_replaces_the_answer(start_proxy) -> None:
     badge = Badge()
-    proxy = await start_proxy(fixed(json_content()), steps=_steps(badge))
+    proxy = await start_proxy(fixed(json_content()), steps=_steps(badge), client_timeout=60.0)
     completion = await proxy.client.chat.completions.create(model=MODEL, messages=rag_messages(), extra_body=explicit())
     upstream = json.loads(proxy.upstream.sent[-1])
     assert badge.seen == [ANSWER]
@@ -82,7 +99,7 @@ async def test_a_whole_chat_reply_step_awaits_the_assessment_and_replaces_the_an
 
 async def test_a_whole_responses_reply_step_replaces_the_text_everywhere_it_is_carried(start_proxy) -> None:
     badge = Badge()
-    proxy = await start_proxy(fixed(json_content()), steps=_steps(badge))
+    proxy = await start_proxy(fixed(json_content()), steps=_steps(badge), client_timeout=60.0)
     response = await proxy.client.responses.create(model=MODEL, input="Say it.", extra_body=explicit())
     _, assessment = await proxy.collector.assessment()
     expected = f"[{assessment.verdict.value}] {ANSWER}"
@@ -92,7 +109,7 @@ async def test_a_whole_responses_reply_step_replaces_the_text_everywhere_it_is_c
 
 async def test_a_chat_stream_gate_holds_text_and_releases_it_before_the_finish_chunk(start_proxy) -> None:
     holds: list[Hold] = []
-    proxy = await start_proxy(fixed(json_content()), steps=_steps(holds=holds))
+    proxy = await start_proxy(fixed(json_content()), steps=_steps(holds=holds), client_timeout=60.0)
     async with proxy.client.chat.completions.with_streaming_response.create(
         model=MODEL, messages=rag_messages(), extra_body=explicit(), stream=True
     ) as response:
@@ -110,7 +127,7 @@ async def test_a_chat_stream_gate_holds_text_and_releases_it_before_the_finish_c
 
 async def test_a_responses_stream_gate_release_is_what_the_done_events_carry(start_proxy) -> None:
     holds: list[Hold] = []
-    proxy = await start_proxy(fixed(json_content()), steps=_steps(holds=holds))
+    proxy = await start_proxy(fixed(json_content()), steps=_steps(holds=holds), client_timeout=60.0)
     async with proxy.client.responses.stream(model=MODEL, input="Say it.", extra_body=explicit()) as stream:
         deltas = [event.delta async for event in stream if event.type == "response.output_text.delta"]
         final = await stream.get_final_response()
@@ -130,3 +147,17 @@ async def test_without_steps_nothing_is_held_or_replaced(start_proxy, stream: bo
     else:
         text = (await proxy.client.chat.completions.create(**kwargs)).choices[0].message.content or ""
     assert text == ANSWER
+
+
+async def test_a_gate_scores_the_stream_at_its_release_once(start_proxy) -> None:
+    steps = ExchangeSteps(stream_gates=(lambda exchange: VerdictGate(exchange) if exchange.record.stream else None,))
+    proxy = await start_proxy(lambda body: ScriptedReply(json_content() if "stream" in body else json_content("Plain one.")), steps=steps,
+                              client_timeout=60.0)
+    text = ""
+    async for chunk in await proxy.client.chat.completions.create(model=MODEL, messages=rag_messages(), extra_body=explicit(), stream=True):
+        text += "".join(c.delta.content or "" for c in chunk.choices)
+    interaction, assessment = await proxy.collector.assessment()
+    assert text == f"[{assessment.verdict.value}] {ANSWER}" and interaction.answer == ANSWER
+    await proxy.client.chat.completions.create(model=MODEL, messages=rag_messages(), extra_body=explicit())
+    second, _ = await proxy.collector.assessment(2)  # (the queue is first in, first out)
+    assert second.answer == "Plain one."  # not the stream scored a second time

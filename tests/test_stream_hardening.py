@@ -123,6 +123,18 @@ async def test_keep_alives_flow_while_the_model_writes_its_supporting_content(st
     assert text == ANSWER
 
 
+async def test_nothing_follows_done_when_the_end_comes_after_a_pause(start_proxy) -> None:
+    """A keep-alive comment came after `data: [DONE]` when the upstream's last write followed a pause of over 1 s
+    (seen in tests/test_shutdown.py on a loaded machine): fails on the previous code."""
+    from ragtap.testing.upstream import ScriptedReply, sse_bytes
+
+    stream = sse_bytes("chatcmpl-scripted-1", MODEL, json_content(), "stop", {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2})
+    cut = stream.index(b"data: [DONE]")  # the end, alone, 1.2 s after the rest (the stream's bytes are the same for any id)
+    proxy = await start_proxy(fixed(ScriptedReply(content=json_content(), cuts=[cut], chunk_delay_s=1.2)))
+    _, raw = await _gaps_and_comments(proxy)
+    assert raw.endswith(b"data: [DONE]\n\n")
+
+
 async def test_upstream_comments_are_forwarded(start_proxy) -> None:
     proxy = await start_proxy(fixed(json_content()))
     proxy.upstream.transform = lambda raw: b": PROCESSING\n\n" + raw

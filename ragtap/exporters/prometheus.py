@@ -45,6 +45,8 @@ from ragtap.exchange import ExchangeRecord
 from ragtap.exporters.base import Exporter
 from ragtap.exporters.semconv import SCORE_BUCKETS
 from ragtap.exporters.settings import PrometheusSettings
+from ragtap.guard.decision import OUTCOMES as GUARD_OUTCOMES
+from ragtap.guard.settings import ACTIONS as GUARD_ACTIONS
 from ragtap.recognise import FIELD_PROBLEMS, REASONS
 from ragtap.types import METRICS, Assessment, Interaction, Verdict
 
@@ -265,6 +267,13 @@ class PrometheusExporter(Exporter):
             "Exchanges whose overhead tokens could not be priced: the model has no entry in the [cost] table (by "
             "exact id or as a dated snapshot of one).", ["model"], registry=r)
 
+        # --- the guard -----------------------------------------------------------------------------------------
+        self.guard = Counter(
+            "ragtap_guard_total",
+            "Answers the guard handled, by action (annotate, strip, block, retry) and outcome: passed, annotated, "
+            "stripped, blocked, retried, unlocated (tripped, no sentence to remove), or released unchanged because of "
+            "timeout, scorer_error, overload, unscorable; incomplete (the app went away).", ["action", "outcome"], registry=r)
+
         # --- scoring pipeline ----------------------------------------------------------------------------------
         self.queue_depth_gauge = Gauge(
             "ragtap_scoring_queue_depth", "Interactions waiting in the scoring queue.", registry=r, multiprocess_mode="livesum")
@@ -410,6 +419,10 @@ class PrometheusExporter(Exporter):
                 self._child(self.overhead_cost, model).inc(overhead.cost_usd)
             elif overhead.cost_usd is None and (overhead.input_tokens or overhead.output_tokens):
                 self._child(self.overhead_unpriced, model).inc()
+        guard = exchange.guard
+        if guard is not None:
+            self._child(self.guard, guard.action if guard.action in GUARD_ACTIONS else OTHER,
+                        guard.outcome if guard.outcome in GUARD_OUTCOMES else OTHER).inc()
 
     def passthrough_finished(self, exchange: ExchangeRecord) -> None:
         route = normalise_route(exchange.route)

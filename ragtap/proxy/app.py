@@ -24,11 +24,14 @@ from aiohttp import web
 
 from ragtap.config import Config, WorkerRole
 from ragtap.exporters.base import Exporter, ExporterSet
+from ragtap.pipeline.guard_lane import GuardLane
 from ragtap.pipeline.queue import ScoringQueue
 from ragtap.pipeline.redis_handoff import RedisHandoff
 from ragtap.proxy.chat import handle_chat
 from ragtap.proxy.clients import BODY_TIMEOUT, ClientLimits, ConnectionWatchdog
-from ragtap.proxy.errors import openai_error
+from ragtap.proxy.errors import RAGTAP_ERROR_CODE, in_anthropic_shape, openai_error
+from ragtap.proxy.guarding import Guarding
+from ragtap.proxy.messages import handle_messages
 from ragtap.proxy.passthrough import handle_passthrough
 from ragtap.proxy.requestlog import request_log
 from ragtap.proxy.responses import handle_responses
@@ -58,15 +61,19 @@ WORKER: web.AppKey[WorkerRole] = web.AppKey("ragtap_worker", WorkerRole)
 WATCHDOG: web.AppKey[ConnectionWatchdog] = web.AppKey("ragtap_client_watchdog", ConnectionWatchdog)
 
 
+_MESSAGES_ROUTES = frozenset({"/v1/messages", "/messages"})
+
+
 @web.middleware
 async def openai_errors(request: web.Request, handler):  # type: ignore[no-untyped-def]
-    """aiohttp's own HTTP errors (413 body too large, ...) in the OpenAI error shape that SDKs parse."""
+    """aiohttp's own HTTP errors (413 body too large, ...) in the OpenAI error shape that SDKs parse; on the
+    Messages API's routes, ragtap's own errors in Anthropic's shape (checked only for an error ragtap answered)."""
     try:
-        return await handler(request)
+        response = await handler(request)
     except web.HTTPRequestEntityTooLarge:
         # (the exception keeps the limit only in its text: read it from the settings)
         limit = request.app[STATE].config.server.max_body_bytes
-        return openai_error(413, f"ragtap: request body larger than {limit} bytes", type_="invalid_request_error", code="request_too_large")
+        response = openai_error(413, f"ragtap: request body larger than {limit} bytes", type_="invalid_request_error", code="request_too_large")
     except web.HTTPException:
         raise
     except Exception:
@@ -74,7 +81,10 @@ async def openai_errors(request: web.Request, handler):  # type: ignore[no-untyp
         log.exception("unexpected error handling %s %s", request.method, request.path)
         if request.writer.output_size > 0:
             raise  # part of a response is out already: aiohttp closes the connection
-        return openai_error(500, "ragtap: internal error (see ragtap's log)", type_="server_error", code="ragtap_internal_error")
+        response = openai_error(500, "ragtap: internal error (see ragtap's log)", type_="server_error", code="ragtap_internal_error")
+    if RAGTAP_ERROR_CODE in response and request.path in _MESSAGES_ROUTES and isinstance(response, web.Response):
+        return in_anthropic_shape(response)
+    return response
 
 
 @web.middleware
@@ -177,6 +187,7 @@ def build_app(
         prometheus.watch_errors("hooks", lambda: float(exporter.errors))
     scoring: ScoringQueue | RedisHandoff | None = None
     online_judge = None
+    guard_lane: GuardLane | None = None
     if config.scoring.enabled:
         local = ScoringQueue(
             embedder if embedder is not None else build_embedder(config),
@@ -192,6 +203,12 @@ def build_app(
         online_judge = build_online_judge(config, local.embedder, exporter, built)
         if online_judge is not None:
             exporter.add(online_judge)
+        # The guard (docs/guard.md): always plugged in, since a request may ask for it even when `[guard] action` is
+        # off; its checks run in their own lane on the same embedder.
+        guard_lane = GuardLane(local.embedder, local.policy, max_in_flight=config.guard.max_in_flight)
+        guarding = Guarding(config.guard, guard_lane).steps()
+        steps = guarding if steps is None else ExchangeSteps((*steps.whole_reply, *guarding.whole_reply),
+                                                             (*steps.stream_gates, *guarding.stream_gates))
     server = config.server
     upstream = Upstream(
         UpstreamTarget.parse(server.upstream),
@@ -220,12 +237,14 @@ def build_app(
     app.router.add_post("/chat/completions", handle_chat)  # clients whose base URL lacks /v1
     app.router.add_post("/v1/responses", handle_responses)  # the Responses API
     app.router.add_post("/responses", handle_responses)
+    app.router.add_post("/v1/messages", handle_messages)  # the Anthropic Messages API (anthropic SDK, ChatAnthropic)
+    app.router.add_post("/messages", handle_messages)
     app[INJECTED_RESPONSES] = InjectedResponses()
     app.router.add_get("/v1/responses/{response_id}", handle_retrieve)  # split if ragtap injected it, else passthrough
     app.router.add_get("/responses/{response_id}", handle_retrieve)
     app.router.add_route("*", "/{tail:.*}", handle_passthrough)
 
-    _add_lifecycle(app, server.shutdown_grace_s, upstream, scoring, online_judge, exporter, watchdog)
+    _add_lifecycle(app, server.shutdown_grace_s, upstream, scoring, online_judge, exporter, watchdog, guard_lane)
     app[WORKER] = worker
     if worker.count > 1:
         app.on_response_prepare.append(_worker_header(worker.index, server.debug_headers))
@@ -236,7 +255,7 @@ def build_app(
 
 def _add_lifecycle(
     app: web.Application, grace_s: float, upstream: Upstream, scoring: ScoringQueue | RedisHandoff | None, online_judge: OnlineJudge | None, exporter: ExporterSet,
-    watchdog: ConnectionWatchdog,
+    watchdog: ConnectionWatchdog, guard_lane: GuardLane | None = None,
 ) -> None:
     """Start the upstream client and the scoring worker with the app; stop them in order at shutdown.
 
@@ -263,6 +282,8 @@ def _add_lifecycle(
         if online_judge is not None:
             await online_judge.aclose(drain_timeout=grace_left())
         await upstream.close()
+        if guard_lane is not None:
+            guard_lane.close()
         await shutdown_exporters(exporter, max(grace_left(), 0.5))
 
     app.on_shutdown.append(note_shutdown)

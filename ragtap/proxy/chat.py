@@ -18,11 +18,10 @@ from ragtap.exchange import note_usage
 from ragtap.prompts import prompt_text
 from ragtap.proxy.chat_stream import relay_injected, relay_observed
 from ragtap.proxy.exchange_path import (
-    Exchange, StreamOutcome, TooLarge, WholeReply, dumps, forward_json, forward_raw, parse_object, read_bounded, read_exchange,
-    relay_too_large, request_bytes, respond, retry_without_json_mode, score_later, send_json, settle_whole_reply,
+    Exchange, SecondReply, WholeReply, dumps, forward_json, forward_raw, parse_object, read_exchange, read_reply, request_bytes, respond,
+    retry_without_json_mode, score_later, send_again, send_json, settle_whole_reply,
 )
 from ragtap.proxy.inject import inject, without_ragtap_field
-from ragtap.proxy.passthrough import relay_response
 from ragtap.proxy.upstream import response_headers
 from ragtap.recognise import recognise
 from ragtap.split.reply import split_reply
@@ -70,17 +69,11 @@ async def _injected(exchange: Exchange, body: dict[str, Any]) -> web.StreamRespo
             return retried
         upstream = retried
 
-    if upstream.status != 200:  # the upstream's own error: the app sees it unchanged
-        return await relay_response(exchange.request, upstream, record, decompressed=True)
-    if forwarded.get("stream") is True and "text/event-stream" in upstream.headers.get("Content-Type", ""):
-        # (an upstream that ignores `stream` and answers with one JSON body, or with HTML, is handled below)
-        response, outcome = await relay_injected(exchange, upstream, forward_usage=not added_usage)
-        score_later(exchange, outcome.answer, outcome.supporting, outcome.unscored_reason)
-        return response
-
-    data = await read_bounded(upstream, record, state.config.replies.max_body_bytes)
-    if isinstance(data, TooLarge):
-        return await relay_too_large(exchange, upstream, data, scored=True)
+    exchange.ask_again = lambda instruction: _ask_again(exchange, forwarded, instruction)  # seam (c), for the guard's retry
+    streamed = forwarded.get("stream") is True
+    data = await read_reply(exchange, upstream, (lambda: relay_injected(exchange, upstream, forward_usage=not added_usage)) if streamed else None)
+    if not isinstance(data, bytes):
+        return data
     headers = response_headers(upstream.headers, body_rewritten=True)
     completion = parse_object(data)
     message = _first_message(completion)
@@ -94,29 +87,40 @@ async def _injected(exchange: Exchange, body: dict[str, Any]) -> web.StreamRespo
     split = split_reply(message["content"], truncated=finish == "length")
     message["content"] = split.answer
     _note_completion(completion, exchange)
-    await settle_whole_reply(exchange, WholeReply(split, lambda text: message.__setitem__("content", text)), headers)
+    await settle_whole_reply(exchange, WholeReply(split, lambda text: message.__setitem__("content", text), completion), headers)
     return web.Response(status=upstream.status, body=dumps(completion) or data, headers=headers)
 
 
+async def _ask_again(exchange: Exchange, forwarded: dict[str, Any], instruction: str) -> SecondReply | None:
+    """Seam (c): the injected request once more, not streamed, with `instruction` as a last system message."""
+    again = {**forwarded, "messages": [*forwarded["messages"], {"role": "system", "content": instruction}], "stream": False}
+    again.pop("stream_options", None)
+    completion = await send_again(exchange, again)
+    message = _first_message(completion)
+    if completion is None or message is None or not isinstance(message.get("content"), str):
+        return None
+    split = split_reply(message["content"], truncated=completion["choices"][0].get("finish_reason") == "length")
+    return SecondReply(split, completion, _write_answer)
+
+
+def _write_answer(completion: dict[str, Any], text: str) -> None:
+    completion["choices"][0]["message"]["content"] = text
+
+
 async def _observed(exchange: Exchange, forwarded: dict[str, Any] | None) -> web.StreamResponse:
-    record = exchange.record
     upstream = await send_json(exchange, exchange.raw if forwarded is None else request_bytes(forwarded))
-    if upstream.status != 200:
-        return await relay_response(exchange.request, upstream, record, decompressed=True)
-    if "text/event-stream" in upstream.headers.get("Content-Type", ""):
-        response, outcome = await relay_observed(exchange, upstream)
+    data = await read_reply(exchange, upstream, lambda: relay_observed(exchange, upstream))
+    if not isinstance(data, bytes):
+        return data
+    completion = parse_object(data)
+    _note_completion(completion, exchange)
+    message = _first_message(completion)
+    content = message.get("content") if message else None
+    if isinstance(content, str):
+        score_later(exchange, content, None, None)
     else:
-        data = await read_bounded(upstream, record, exchange.state.config.replies.max_body_bytes)
-        if isinstance(data, TooLarge):
-            return await relay_too_large(exchange, upstream, data, scored=True)
-        response = web.Response(status=upstream.status, body=data, headers=response_headers(upstream.headers, body_rewritten=True))
-        completion = parse_object(data)
-        _note_completion(completion, exchange)
-        message = _first_message(completion)
-        content = message.get("content") if message else None
-        outcome = StreamOutcome(content) if isinstance(content, str) else StreamOutcome("", None, "no_text_content")
-    score_later(exchange, outcome.answer, None, outcome.unscored_reason)
-    return response
+        score_later(exchange, "", None, "no_text_content")
+    return web.Response(status=upstream.status, body=data, headers=response_headers(upstream.headers, body_rewritten=True))
 
 
 def _first_message(completion: dict[str, Any] | None) -> dict[str, Any] | None:

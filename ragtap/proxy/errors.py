@@ -56,6 +56,25 @@ def failure_response(record: ExchangeRecord, failure: UpstreamUnavailable | BadP
                         code="request_too_deep")
 
 
+# Anthropic's error type for each status ragtap answers with itself.
+_ANTHROPIC_TYPES = {400: "invalid_request_error", 401: "authentication_error", 403: "permission_error", 404: "not_found_error",
+                    408: "timeout_error", 413: "request_too_large", 429: "rate_limit_error", 504: "timeout_error", 529: "overloaded_error"}
+
+
+def in_anthropic_shape(response: web.Response) -> web.Response:
+    """One of ragtap's own errors (`openai_error`) in the shape the Anthropic SDKs parse:
+    `{"type": "error", "error": {"type", "message"}}`."""
+    try:
+        message = orjson.loads(response.body)["error"]["message"]  # type: ignore[arg-type]
+    except (orjson.JSONDecodeError, KeyError, TypeError):
+        return response
+    kind = _ANTHROPIC_TYPES.get(response.status, "api_error")
+    shaped = web.Response(status=response.status, body=orjson.dumps({"type": "error", "error": {"type": kind, "message": message}}),
+                          content_type="application/json", headers={k: v for k, v in response.headers.items() if k.lower() not in ("content-type", "content-length")})
+    shaped[RAGTAP_ERROR_CODE] = response[RAGTAP_ERROR_CODE]
+    return shaped
+
+
 def bad_path_response() -> web.Response:
     return openai_error(400, "ragtap: the request path would leave the API base (dot segments or encoded slashes)",
                         type_="invalid_request_error", code="bad_path")

@@ -13,6 +13,18 @@ def without_ragtap_field(body: dict[str, Any]) -> dict[str, Any]:
     return {key: value for key, value in body.items() if key != "ragtap"}
 
 
+def after_own(own: Any, instruction: str) -> str | None:
+    """The app's own prompt text with the instruction after it (a blank line between), or the instruction alone when
+    the app has none; None when the app's value is not text (the caller decides where the instruction goes then).
+    Last, it is the most recent instruction the model reads, and the app's own text keeps its place (and its
+    prompt-cache prefix)."""
+    if own is None or (isinstance(own, str) and not own.strip()):
+        return instruction
+    if isinstance(own, str):
+        return own + "\n\n" + instruction
+    return None
+
+
 def inject(body: dict[str, Any], settings: InjectSettings) -> tuple[dict[str, Any], bool]:
     """The request to forward, and whether ragtap asked the upstream for a usage chunk the app did not ask for.
 

@@ -9,36 +9,21 @@ with `response.completed` (or `incomplete` / `failed`), or with an `error` event
 
 from __future__ import annotations
 
-import json
 from time import perf_counter as now
 from typing import Any
 
 import aiohttp
-import orjson
 from aiohttp import web
 
 from ragtap.exchange import ExchangeRecord, note_usage
 from ragtap.proxy.exchange_path import (
-    INCOMPLETE, AnswerGate, Exchange, KeptText, StreamOutcome, broken_off, copy_events, open_gate, open_stream, parse_object, pump_events,
+    INCOMPLETE, Exchange, KeptText, StreamOutcome, TypedShape, broken_off, copy_events, open_stream, parse_object, relay_typed,
 )
-from ragtap.proxy.sse import encode_event
 from ragtap.split.responses import ClientEcho, was_truncated
 from ragtap.split.responses_stream import ResponsesStreamSplitter
 from ragtap.split.stream import REPLY_TOO_LARGE
 
 _FINAL_EVENTS = frozenset({"response.completed", "response.incomplete", "response.failed"})
-
-
-def encode_typed(event: dict[str, Any]) -> bytes:
-    """One event as the Responses API writes it: its type on an `event:` line, then the JSON."""
-    try:
-        data = orjson.dumps(event)
-    except orjson.JSONEncodeError:  # nested deeper than orjson writes (254 levels; it reads 1024)
-        data = json.dumps(event, ensure_ascii=False, separators=(",", ":")).encode()
-    kind = event.get("type")
-    if isinstance(kind, str) and "\n" not in kind and "\r" not in kind:
-        return b"event: " + kind.encode() + b"\n" + encode_event(data)
-    return encode_event(data)
 
 
 def note_response(response: dict[str, Any], record: ExchangeRecord) -> None:
@@ -74,59 +59,16 @@ def _note_event(event: dict[str, Any], record: ExchangeRecord) -> None:
         record.outcome, record.error_type = "upstream_error", "error_event"
 
 
-class _ResponsesRelay:
-    """The typed events of an injected Responses stream, rewritten by `ResponsesStreamSplitter` (an `EventRelay`).
-    With an answer gate (seam (b)), its release is awaited when the answer is complete, before `output_text.done`."""
+def _carries_text(event: dict[str, Any]) -> bool:
+    return event.get("type") == "response.output_text.delta" and bool(event.get("delta"))
 
-    def __init__(self, out: web.StreamResponse, record: ExchangeRecord, splitter: ResponsesStreamSplitter, gate: AnswerGate | None) -> None:
-        self.out = out
-        self.record = record
-        self.splitter = splitter
-        self.gate = gate
-        self.pending: list[bytes] = []
 
-    async def on_payload(self, payload: bytes) -> None:
-        try:
-            event = orjson.loads(payload)
-        except orjson.JSONDecodeError:
-            event = None
-        if not isinstance(event, dict):
-            self.pending.append(encode_event(payload))  # not ours to judge: pass it on
-            return
-        _note_event(event, self.record)
-        if self.gate is not None and self.splitter.ends_text(event):
-            self.splitter.released = await self.gate.release(self.splitter.finish_text(event))
-        for rewritten in self.splitter.feed(event):
-            if self.record.first_token_at is None and rewritten.get("type") == "response.output_text.delta" and rewritten.get("delta"):
-                self.record.first_token_at = now()
-            self.pending.append(encode_typed(rewritten))
-
-    async def flush(self) -> None:
-        if self.pending:
-            data = self.pending[0] if len(self.pending) == 1 else b"".join(self.pending)
-            self.pending.clear()
-            await self.out.write(data)
-
-    async def close(self) -> None:
-        if self.gate is not None and self.splitter.text_open():
-            self.splitter.released = await self.gate.release(self.splitter.finish_text(None))
-        self.pending.extend(encode_typed(event) for event in self.splitter.close())
-        await self.flush()
+_SHAPE = TypedShape(_note_event, _carries_text)
 
 
 async def relay_responses_injected(exchange: Exchange, upstream: aiohttp.ClientResponse, echo: ClientEcho) -> tuple[web.StreamResponse, StreamOutcome]:
-    record = exchange.record
-    out = await open_stream(exchange.request, upstream)
-    gate = open_gate(exchange)
-    splitter = ResponsesStreamSplitter(echo, exchange.state.config.replies.max_kept_chars, gate.feed if gate is not None else None)
-    # One read can hold hundreds of events: the first answer text goes out at once (the app's time to first token).
-    if not await pump_events(out, upstream, record, _ResponsesRelay(out, record, splitter, gate), flush_first_token=True):
-        return out, INCOMPLETE
-    result = splitter.outcome()
-    outcome = broken_off(record, StreamOutcome(result.answer, result.supporting, result.unscored_reason))
-    if splitter.item_id is None and outcome.unscored_reason is None:
-        outcome.unscored_reason = "no_text_content"
-    return out, outcome
+    max_kept = exchange.state.config.replies.max_kept_chars
+    return await relay_typed(exchange, upstream, lambda text_filter: ResponsesStreamSplitter(echo, max_kept, text_filter), _SHAPE)
 
 
 class _TextCollector:

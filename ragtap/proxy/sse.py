@@ -6,6 +6,11 @@ decoding waits for complete lines.  Each feed only scans the bytes that arrived 
 
 from __future__ import annotations
 
+import json
+from typing import Any
+
+import orjson
+
 # A line longer than this is not an SSE stream ragtap can follow (a chat chunk is a few hundred bytes): bounded,
 # so an upstream that never sends a newline cannot grow ragtap's memory.
 MAX_LINE_BYTES = 4 * 1024 * 1024
@@ -69,3 +74,15 @@ def encode_event(payload: bytes) -> bytes:
 
 
 DONE_EVENT = encode_event(b"[DONE]")
+
+
+def encode_typed(event: dict[str, Any]) -> bytes:
+    """One typed event as the Responses and Messages APIs write it: its type on an `event:` line, then the JSON."""
+    try:
+        data = orjson.dumps(event)
+    except orjson.JSONEncodeError:  # nested deeper than orjson writes (254 levels; it reads 1024)
+        data = json.dumps(event, ensure_ascii=False, separators=(",", ":")).encode()
+    kind = event.get("type")
+    if isinstance(kind, str) and "\n" not in kind and "\r" not in kind:
+        return b"event: " + kind.encode() + b"\n" + encode_event(data)
+    return encode_event(data)

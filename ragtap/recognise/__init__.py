@@ -6,6 +6,7 @@ Pure functions, no I/O: `recognise(body, patterns)` is called by the proxy on ev
 
 from ragtap.recognise.custom import CustomPattern, patterns_from_config
 from ragtap.recognise.recogniser import FIELD_PROBLEMS, REASONS, Recognition, recognise
+from ragtap.recognise.messages import recognise_messages
 from ragtap.recognise.responses import recognise_responses
 
-__all__ = ["FIELD_PROBLEMS", "REASONS", "CustomPattern", "Recognition", "patterns_from_config", "recognise", "recognise_responses"]
+__all__ = ["FIELD_PROBLEMS", "REASONS", "CustomPattern", "Recognition", "patterns_from_config", "recognise", "recognise_messages", "recognise_responses"]

@@ -70,13 +70,16 @@ FIELD_PROBLEMS = frozenset({
 })
 # Every value `Recognition.reason` can take: the rule labels, the client settings that forbid injection and the
 # reasons a request is not RAG.  Closed, so it is safe as a Prometheus label (tests check recognise() stays in it).
-# ("client_background" is a Responses API setting: ragtap/recognise/responses.py)
-CLIENT_REASONS = frozenset({"client_response_format", "client_tools", "n_gt_1", "client_background"})
+# ("client_background" is a Responses API setting: ragtap/recognise/responses.py; "client_thinking",
+# "client_prefill", "client_citations" and the document blocks are the Messages API's: ragtap/recognise/messages.py)
+CLIENT_REASONS = frozenset({
+    "client_response_format", "client_tools", "n_gt_1", "client_background", "client_thinking", "client_prefill", "client_citations",
+})
 NOT_RAG_REASONS = frozenset({
     "no_context", "no_question", "disabled", "explicit_empty", "bad_ragtap_field", "bad_body", "bad_messages",
-    "internal_error",
+    "internal_error", "unreadable_documents",
 })
-REASONS: frozenset[str] = RULE_NAMES | {"explicit", "custom_pattern"} | CLIENT_REASONS | NOT_RAG_REASONS
+REASONS: frozenset[str] = RULE_NAMES | {"explicit", "custom_pattern", "anthropic_documents"} | CLIENT_REASONS | NOT_RAG_REASONS
 
 _SYSTEM_ROLES = frozenset({"system", "developer"})  # "developer" is the o1-era name of the system role
 _TOOL_ROLES = frozenset({"tool", "function"})  # "function" is the legacy (functions API) tool result role

@@ -45,24 +45,26 @@ def _as_instructed(content: str) -> SplitReply | None:
     return SplitReply(answer=answer, supporting=supporting, recovered=True, unscored_reason=None)
 
 
-def split_reply(content: str | None, *, truncated: bool = False) -> SplitReply:
-    """Split a complete reply; `truncated` is True when the upstream's finish_reason was "length"."""
+def split_reply(content: str | None, *, truncated: bool = False, lead_in: int = 0) -> SplitReply:
+    """Split a complete reply; `truncated` is True when the upstream's finish_reason was "length".  `lead_in`:
+    the characters of preamble allowed before the object (an API without a JSON mode); text after the object
+    then follows the answer, as a stream forwards it."""
     if not content:
         return SplitReply(answer="", supporting=None, recovered=False, unscored_reason=EMPTY)
-    if not truncated:
+    if not truncated and not lead_in:
         fast = _as_instructed(content)
         if fast is not None:
             return fast
-    return split_by_extractor(content, truncated=truncated)
+    return split_by_extractor(content, truncated=truncated, lead_in=lead_in)
 
 
-def split_by_extractor(content: str, *, truncated: bool = False) -> SplitReply:
+def split_by_extractor(content: str, *, truncated: bool = False, lead_in: int = 0) -> SplitReply:
     """`split_reply` without its fast path: the extractor over the whole text (the rule itself)."""
-    result = extract(content, truncated=truncated)
+    result = extract(content, truncated=truncated, lead_in=lead_in)
     if result.mode == "raw":
         return SplitReply(answer=content, supporting=None, recovered=False, unscored_reason=result.unscored_reason)
     if result.syntax_error:
         return SplitReply(answer=content, supporting=None, recovered=False, unscored_reason=INVALID_JSON)
-    if result.unscored_reason == TEXT_AFTER_JSON:
+    if result.unscored_reason == TEXT_AFTER_JSON and not lead_in:
         return SplitReply(answer=content, supporting=None, recovered=False, unscored_reason=result.unscored_reason)
     return result.to_split_reply()

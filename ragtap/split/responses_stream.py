@@ -101,6 +101,18 @@ class ResponsesStreamSplitter:
 
     # --- seam (b): the proxy awaits its gate's release when the answer is complete --------------------------
 
+    def extra_delta(self, text: str) -> dict[str, Any] | None:
+        """Answer text the gate let out between two upstream events (its `on_ready`): one more delta event, numbered
+        in turn; None when the split text is not open (nothing to attach it to)."""
+        if not text or self.text_closed or self.delta_template is None or self.sent_parts is None:
+            return None
+        self.sent_parts.append(text)
+        event = {**self.delta_template, "delta": text}
+        if "sequence_number" in event:
+            event["sequence_number"] = self.next_number
+        self.next_number += 1
+        return event
+
     def ends_text(self, event: dict[str, Any]) -> bool:
         """`event` completes the split text (its `output_text.done`), which is still open."""
         return event.get("type") == "response.output_text.done" and not self.text_closed and self._is_split_part(event)
@@ -114,6 +126,11 @@ class ResponsesStreamSplitter:
         if event is not None and self.result is None and not isinstance(self.delta_template, dict) and isinstance(event.get("text"), str):
             self._emit(self.extractor.feed(event["text"]))  # no deltas came (or none we could read): split the done text
         return self._finish(truncated=event is None)
+
+    @property
+    def found_text(self) -> bool:
+        """A message's output_text part was found to split."""
+        return self.item_id is not None
 
     @property
     def delivered(self) -> str:

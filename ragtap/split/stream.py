@@ -303,8 +303,12 @@ DEFAULT_MAX_CHARS = 4_000_000  # about a million tokens of text: far beyond any 
 class AnswerStreamExtractor:
     """Feed the model's content pieces as they arrive; forward what `feed()` returns, then `finish()`."""
 
-    def __init__(self, max_chars: int = DEFAULT_MAX_CHARS) -> None:
+    def __init__(self, max_chars: int = DEFAULT_MAX_CHARS, *, lead_in: int = 0) -> None:
         self._max_chars = max_chars
+        # Characters of prose allowed before the object ("Here is the JSON:", for APIs without a JSON mode): dropped.
+        # With a lead-in, text after the object follows the answer after a blank line (its fence dropped).
+        self._lead_in = lead_in
+        self._lenient = lead_in > 0
         self._fed = 0  # characters fed so far
         self.overflow = False  # more than `max_chars` were fed: nothing more is kept
         self._state = _S.PRELUDE
@@ -314,6 +318,8 @@ class AnswerStreamExtractor:
         self._reason: str | None = None  # why we switched to raw mode
         self._fence_ticks = 0
         self._fence_info = 0
+        self._fence_spaced = False  # the fence's info string has two words: a "{" later on that line is not ours
+        self._fence_gap = False
         self._fence_seen = False
         self._closed = False  # the object's closing "}" was seen
         self._tail_hold: list[str] = []  # whitespace / closing fence after the object, forwarded only before text
@@ -337,6 +343,17 @@ class AnswerStreamExtractor:
         self._result: StreamResult | None = None
 
     # --- public API ----------------------------------------------------------------------------------------
+
+    @property
+    def raw_reason(self) -> str | None:
+        """Why the reply is passed on unchanged (the model ignored the instruction: `not_json`, ...), once the
+        extractor has switched to that; None while it reads (or has read) the JSON answer."""
+        return self._reason if self._state is _S.RAW else None
+
+    @property
+    def answer_complete(self) -> bool:
+        """The answer string has closed: no more answer text will come (the supporting content may still)."""
+        return self._answer == _DONE
 
     def feed(self, text: str) -> str:
         """Take the next piece of the model's content; return the text to forward to the app now."""
@@ -520,6 +537,8 @@ class AnswerStreamExtractor:
                 self._fence_seen = True
                 self._fence_ticks = 1
                 self._state = _S.FENCE
+            elif self._lead_in > 0:  # a preamble before the object: held, then dropped
+                self._lead_in -= 1
             else:
                 self._to_raw(NOT_JSON)
         elif state is _S.KEY_OR_END:
@@ -557,6 +576,8 @@ class AnswerStreamExtractor:
             elif c == "`" and self._fence_seen and self._tail_ticks < 3:
                 self._tail_ticks += 1
             else:
+                if self._lenient:  # the fence and the whitespace around it give way to one blank line
+                    self._tail_hold = ["\n\n"]
                 self._tail_hold.append(t[i:])  # (forwarded at once, never kept)
                 emitted.append("".join(self._tail_hold))
                 self._tail_hold.clear()
@@ -571,14 +592,22 @@ class AnswerStreamExtractor:
         if self._fence_ticks < 3:
             if c == "`":
                 self._fence_ticks += 1
+            elif self._lead_in > 0:  # `inline code` in a preamble, not a fence
+                self._lead_in -= 1
+                self._fence_seen, self._fence_ticks = False, 0
+                self._state = _S.PRELUDE
             else:
                 self._to_raw(NOT_JSON)
         elif c == "\n":
             self._state = _S.PRELUDE
-        elif c == "{":  # "```json{" on one line
+        elif c == "{" and not self._fence_spaced:  # "```json{" on one line; not "```python 0{": an info string
             self._state = _S.KEY_OR_END
         elif (c.isalnum() or c in " \t\r_+.-") and self._fence_info < _FENCE_INFO_MAX:
             self._fence_info += 1
+            if c in " \t":
+                self._fence_gap = self._fence_info > 1
+            elif self._fence_gap:
+                self._fence_spaced = True  # a second word: "```python 0" (a space before "{" alone is fine: "```json {")
         else:
             self._to_raw(NOT_JSON)
 
@@ -713,8 +742,8 @@ class AnswerStreamExtractor:
         return i
 
 
-def extract(text: str, *, truncated: bool = False) -> StreamResult:
+def extract(text: str, *, truncated: bool = False, lead_in: int = 0) -> StreamResult:
     """Run the extractor over a complete text in one piece."""
-    extractor = AnswerStreamExtractor()
+    extractor = AnswerStreamExtractor(lead_in=lead_in)
     extractor.feed(text)
     return extractor.finish(truncated=truncated)

@@ -1,7 +1,8 @@
 """A scripted OpenAI-compatible upstream: ragtap's stand-in for a real LLM, speaking the real wire format.
 
 It serves `/v1/chat/completions` (plain JSON and SSE, with `stream_options.include_usage`), `/v1/responses`
-(a `response` object, or its typed SSE events: `ragtap/testing/responses_wire.py`), `/v1/models` and
+(a `response` object, or its typed SSE events: `ragtap/testing/responses_wire.py`), `/v1/messages` (Anthropic's
+`message` object, or its typed SSE events: `ragtap/testing/messages_wire.py`), `/v1/models` and
 `/v1/embeddings`, records every request it receives, and answers from a *script*: a function from the request
 body to a `ScriptedReply`.  The reply's `content` is what the model "writes"; `cuts` lets a test decide where
 the SSE byte stream is cut into network writes (inside escapes, inside `data:` lines, inside UTF-8).
@@ -25,6 +26,7 @@ from typing import Any
 
 from aiohttp import web
 
+from ragtap.testing.messages_wire import MessagesWire, anthropic_error
 from ragtap.testing.responses_wire import ResponsesWire
 
 INJECTION_MARKER = "supporting_content"  # the injected instruction names this field
@@ -52,6 +54,12 @@ class ScriptedReply:
     # an `error` event sent instead of the rest of the stream after this many text deltas.
     output_prefix: Sequence[dict[str, Any]] = ()
     error_after_deltas: int | None = None
+    # Messages API only (ragtap/testing/messages_wire.py): the content blocks verbatim (e.g. text blocks with
+    # `citations`), the error event's type, and the prompt-cache counts of `usage`.
+    blocks: Sequence[dict[str, Any]] | None = None
+    error_type: str = "overloaded_error"
+    cache_read_tokens: int = 0
+    cache_creation_tokens: int = 0
 
 
 Script = Callable[[dict[str, Any]], ScriptedReply]
@@ -73,6 +81,9 @@ def was_injected(body: dict[str, Any]) -> bool:
     for message in body.get("messages", []):
         if message.get("role") == "system" and INJECTION_MARKER in str(message.get("content", "")):
             return True
+    # The Messages API: ragtap's instruction in `system` (a string, or text blocks).
+    if INJECTION_MARKER in str(body.get("system") or ""):
+        return True
     # The Responses API: ragtap's instruction in `instructions`, or as a developer input item.
     if INJECTION_MARKER in str(body.get("instructions") or ""):
         return True
@@ -111,6 +122,7 @@ class ScriptedUpstream:
         app = web.Application()
         app.router.add_post("/v1/chat/completions", self._chat)
         app.router.add_post("/v1/responses", self._responses)
+        app.router.add_post("/v1/messages", self._messages)
         app.router.add_get("/v1/responses/{response_id}", self._retrieve)
         app.router.add_get("/v1/models", self._models)
         app.router.add_post("/v1/embeddings", self._embeddings)
@@ -202,6 +214,20 @@ class ScriptedUpstream:
             self.stored[wire.id] = wire.response()
         if not body.get("stream"):
             return web.json_response(wire.response(), headers=reply.headers)
+        return await self._write_sse(request, wire.sse_bytes(), reply)
+
+    async def _messages(self, request: web.Request) -> web.StreamResponse:
+        body = json.loads(await self._record(request))
+        reply = self.script(body)
+        if reply.delay_s:
+            await asyncio.sleep(reply.delay_s)
+        if reply.status != 200:
+            error = reply.error_body or anthropic_error("api_error", "scripted failure")
+            return web.json_response(error, status=reply.status, headers=reply.headers)
+        self._counter += 1
+        wire = MessagesWire(body, reply, self._counter)
+        if not body.get("stream"):
+            return web.json_response(wire.message(), headers=reply.headers)
         return await self._write_sse(request, wire.sse_bytes(), reply)
 
     async def _retrieve(self, request: web.Request) -> web.Response:

@@ -282,7 +282,7 @@ def build_report(rows: Sequence[LabelledAnswer], assessments: Sequence[Assessmen
     risks = signals([r.interaction for r in rows], assessments)
     return {
         "file": file, "fit": fit, "rows": len(rows), "hallucinated": sum(y), "seconds": round(seconds, 1),
-        "claim_thresholds": dataclasses.asdict(claims), **fit_info,
+        "claim_thresholds": {k: v for k, v in dataclasses.asdict(claims).items() if k != "verifier"}, **fit_info,
         "verdict": {"macro_f1": macro_f1(y, flagged), "precision": verdict.precision, "recall": verdict.recall, "accuracy": verdict.accuracy},
         "length_baseline": {"flag_if_chars_at_least": length_cut, "fitted_on": "the same file (in-sample)" if in_sample else fit,
                             "macro_f1": macro_f1(y, [v >= length_cut for v in lengths]), "precision": length.precision, "recall": length.recall},

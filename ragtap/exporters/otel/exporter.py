@@ -26,6 +26,7 @@ from ragtap.exporters.otel.attributes import (
     _chat_span_name,
     _error_type,
     _message_attributes,
+    _guard_attributes,
     _overhead_attributes,
     _request_attributes,
 )
@@ -49,6 +50,7 @@ from ragtap.exporters.semconv import (
     GEN_AI_RESPONSE_ID,
     GEN_AI_RESPONSE_MODEL,
     GEN_AI_RESPONSE_TIME_TO_FIRST_CHUNK,
+    GEN_AI_USAGE_CACHE_CREATION_INPUT_TOKENS,
     GEN_AI_USAGE_CACHE_READ_INPUT_TOKENS,
     GEN_AI_USAGE_INPUT_TOKENS,
     GEN_AI_USAGE_OUTPUT_TOKENS,
@@ -155,7 +157,7 @@ class OtelExporter(Exporter):
         parent = _propagator.extract(carrier=carrier)
         attributes: dict[str, Any] = {
             GEN_AI_OPERATION_NAME: "chat",
-            GEN_AI_PROVIDER_NAME: self.settings.provider_name,
+            GEN_AI_PROVIDER_NAME: exchange.provider or self.settings.provider_name,
             GEN_AI_REQUEST_STREAM: bool(exchange.stream),
         }
         if exchange.request_model:
@@ -196,6 +198,7 @@ class OtelExporter(Exporter):
             attrs[GEN_AI_RESPONSE_FINISH_REASONS] = [str(r) for r in exchange.finish_reasons]
         for key, value in ((GEN_AI_USAGE_INPUT_TOKENS, exchange.input_tokens), (GEN_AI_USAGE_OUTPUT_TOKENS, exchange.output_tokens),
                            (GEN_AI_USAGE_CACHE_READ_INPUT_TOKENS, exchange.cached_input_tokens),
+                           (GEN_AI_USAGE_CACHE_CREATION_INPUT_TOKENS, exchange.cache_creation_input_tokens),
                            (GEN_AI_USAGE_REASONING_OUTPUT_TOKENS, exchange.reasoning_tokens),
                            ("ragtap.supporting_tokens", exchange.supporting_tokens)):
             if value is not None:
@@ -208,6 +211,7 @@ class OtelExporter(Exporter):
             attrs["ragtap.added_seconds"] = exchange.added_seconds
         attrs.update(_request_attributes(exchange, self.redactor))
         attrs.update(_overhead_attributes(exchange))
+        attrs.update(_guard_attributes(exchange))
         if self.settings.capture_content:
             attrs.update(_message_attributes(self.settings, exchange, self.redactor))
         if error_type is not None:
@@ -222,7 +226,7 @@ class OtelExporter(Exporter):
         """The GenAI client metrics of one chat exchange, with the attributes the conventions require."""
         if self._instruments is None:
             return
-        attrs: dict[str, Any] = {GEN_AI_OPERATION_NAME: "chat", GEN_AI_PROVIDER_NAME: self.settings.provider_name}
+        attrs: dict[str, Any] = {GEN_AI_OPERATION_NAME: "chat", GEN_AI_PROVIDER_NAME: exchange.provider or self.settings.provider_name}
         if exchange.request_model:
             attrs[GEN_AI_REQUEST_MODEL] = exchange.request_model
         if exchange.response_model:

@@ -6,7 +6,7 @@ read whole only up to `replies.max_body_bytes` (`read_bounded`); beyond, it is r
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable
+from collections.abc import Awaitable, Callable
 from time import perf_counter as now
 
 import aiohttp
@@ -16,6 +16,7 @@ from ragtap.exchange import ExchangeRecord
 from ragtap.proxy.errors import BadPath, RequestTooDeep, UpstreamUnavailable, failure_response
 from ragtap.proxy.exchange_path.handoff import after_response, score_later
 from ragtap.proxy.exchange_path.read import Exchange
+from ragtap.proxy.exchange_path.streams import StreamOutcome
 from ragtap.proxy.passthrough import relay_response
 from ragtap.split.stream import REPLY_TOO_LARGE
 
@@ -37,6 +38,26 @@ async def respond(exchange: Exchange, route: Awaitable[web.StreamResponse]) -> w
     record.finished_at = now()
     loop.call_soon(after_response, exchange)
     return response
+
+
+StreamRelay = Callable[[], Awaitable[tuple[web.StreamResponse, StreamOutcome]]]
+
+
+async def read_reply(exchange: Exchange, upstream: aiohttp.ClientResponse, stream_relay: StreamRelay | None) -> web.StreamResponse | bytes:
+    """The reply to a request ragtap reads, up to where a shape's own work starts: the upstream's own error relayed
+    unchanged; an event stream relayed by `stream_relay` (when the request asked for one) and handed to scoring; a
+    body too large to hold relayed unchanged (unscored); else the whole body, for the shape to split or read."""
+    if upstream.status != 200:  # the upstream's own error (4xx, 5xx, 529 overloaded): the app sees it unchanged
+        return await relay_response(exchange.request, upstream, exchange.record, decompressed=True)
+    if stream_relay is not None and "text/event-stream" in upstream.headers.get("Content-Type", ""):
+        # (an upstream that ignores `stream` and answers with one JSON body, or with HTML, is read whole)
+        response, outcome = await stream_relay()
+        score_later(exchange, outcome.answer, outcome.supporting, outcome.unscored_reason)
+        return response
+    data = await read_bounded(upstream, exchange.record, exchange.state.config.replies.max_body_bytes)
+    if isinstance(data, TooLarge):
+        return await relay_too_large(exchange, upstream, data, scored=True)
+    return data
 
 
 class TooLarge:

@@ -32,9 +32,10 @@ async def send_json(exchange: Exchange, body: bytes) -> aiohttp.ClientResponse:
     return upstream
 
 
-async def forward_raw(exchange: Exchange) -> web.StreamResponse:
-    """Not ragtap's to read: the request bytes go upstream unchanged and the reply bytes come back unchanged."""
-    return await forward_unchanged(exchange.request, exchange.state, exchange.raw, exchange.record)
+def forward_raw(exchange: Exchange) -> Awaitable[web.StreamResponse]:
+    """Not ragtap's to read: the request bytes go upstream unchanged and the reply bytes come back unchanged.
+    (The passthrough's coroutine itself, not one wrapping it: this is every non-RAG request's path.)"""
+    return forward_unchanged(exchange.request, exchange.state, exchange.raw, exchange.record)
 
 
 async def forward_json(exchange: Exchange, body: dict[str, Any]) -> web.StreamResponse:

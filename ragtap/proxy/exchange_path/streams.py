@@ -12,14 +12,17 @@ import asyncio
 from collections.abc import Callable
 from dataclasses import dataclass
 from time import perf_counter as now
-from typing import Protocol
+from typing import Any, Protocol
 
 import aiohttp
 from aiohttp import web
 
 from ragtap.exchange import ExchangeRecord
-from ragtap.proxy.sse import SSEDecoder, SSELineTooLong, take_comments
+from ragtap.proxy.exchange_path.read import Exchange, parse_object
+from ragtap.proxy.exchange_path.seams import AnswerGate, abandon_gate, open_gate
+from ragtap.proxy.sse import SSEDecoder, SSELineTooLong, encode_event, encode_typed, take_comments
 from ragtap.proxy.upstream import response_headers
+from ragtap.split.stream import AnswerStreamExtractor, StreamResult
 
 # What a broken or stalled upstream stream raises while it is read.
 UPSTREAM_BROKE = (aiohttp.ClientPayloadError, aiohttp.ClientConnectionError, TimeoutError, SSELineTooLong)
@@ -82,6 +85,10 @@ class EventRelay(Protocol):
 
     pending: list[bytes]
 
+    @property
+    def closed(self) -> bool:
+        """The app's stream is ended (nothing, not even a keep-alive, may follow)."""
+
     async def on_payload(self, payload: bytes) -> None: ...
 
     async def flush(self) -> None: ...
@@ -111,7 +118,7 @@ async def pump_events(
                 comments = take_comments(decoder)
                 if comments:
                     relay.pending.append(comments)
-                if not relay.pending and now() - last_write > KEEPALIVE_AFTER_S:
+                if not relay.pending and not relay.closed and now() - last_write > KEEPALIVE_AFTER_S:
                     # The model is writing its supporting content, which the app never sees: without this the
                     # app's connection would be silent for as long as that takes (direct, it would get chunks).
                     relay.pending.append(KEEPALIVE)
@@ -158,6 +165,163 @@ async def copy_events(out: web.StreamResponse, upstream: aiohttp.ClientResponse,
     finally:
         upstream.release()
     return True
+
+
+class TypedSplitter(Protocol):
+    """A shape's splitter of typed events (`ragtap.split.responses_stream`, `ragtap.split.messages_stream`)."""
+
+    released: str  # what the answer gate released, set before the text's last delta is built
+    extractor: AnswerStreamExtractor  # the answer's extractor (whether the answer closed, or is not ragtap's JSON)
+
+    def feed(self, event: dict[str, Any]) -> list[dict[str, Any]]:
+        """One upstream event in; the events the app receives in its place."""
+
+    def extra_delta(self, text: str) -> dict[str, Any] | None:
+        """Answer text a gate lets out between two upstream events, as one more delta event (None: no open text)."""
+
+    def ends_text(self, event: dict[str, Any]) -> bool:
+        """`event` completes the split answer text."""
+
+    def text_open(self) -> bool:
+        """Answer text was split and its last delta is not out yet."""
+
+    def finish_text(self, event: dict[str, Any] | None) -> StreamResult:
+        """The split of the answer, complete (at `event`, or at the end of the stream: None)."""
+
+    def close(self) -> list[dict[str, Any]]:
+        """The stream ended: the last answer text still held, as events."""
+
+    def outcome(self) -> StreamResult:
+        """The split, for scoring."""
+
+    @property
+    def found_text(self) -> bool:
+        """The stream had answer text to split."""
+
+
+@dataclass(frozen=True, slots=True)
+class TypedShape:
+    """What a typed-event API shape tells the relay: how to note an event on the record, which rewritten event
+    carries answer text (the app's first token), and whether the answer so far goes out before an `error` event."""
+
+    note: Callable[[dict[str, Any], ExchangeRecord], None]
+    carries_text: Callable[[dict[str, Any]], bool]
+    text_before_error: bool = False
+
+
+class TypedEventRelay:
+    """The typed events (`event: <type>` + `data: {...}`) of an injected stream, rewritten by the shape's splitter
+    (an `EventRelay`).  With an answer gate (seam (b)), its release is awaited when the answer is complete, before
+    the event that completes it."""
+
+    def __init__(self, out: web.StreamResponse, record: ExchangeRecord, splitter: TypedSplitter, gate: AnswerGate | None, shape: TypedShape) -> None:
+        self.out = out
+        self.record = record
+        self.splitter = splitter
+        self.gate = gate
+        self.shape = shape
+        self.pending: list[bytes] = []
+        self.closed = False
+        self.gate_complete: Callable[[], None] | None = getattr(gate, "answer_complete", None)
+        if hasattr(gate, "on_ready"):
+            gate.on_ready = self.send_text  # type: ignore[union-attr]
+
+    def send_text(self, text: str) -> None:
+        """Text the gate lets out between two events (its optional `on_ready`; written with the next read's events)."""
+        event = self.splitter.extra_delta(text)
+        if event is not None:
+            self._write(event)
+
+    async def _release(self, event: dict[str, Any] | None) -> None:
+        assert self.gate is not None
+        self.splitter.released = await self.gate.release(self.splitter.finish_text(event))
+
+    def _gate_comment(self) -> None:
+        """The gate's optional last word, after the events that close the text (an SSE comment: SDKs ignore it)."""
+        comment = getattr(self.gate, "comment", None)
+        if comment:
+            self.pending.append(b": " + comment.encode() + b"\n\n")
+            self.gate.comment = None  # type: ignore[union-attr]
+
+    async def on_payload(self, payload: bytes) -> None:
+        event = parse_object(payload)
+        if event is None:
+            self.pending.append(encode_event(payload))  # not ours to judge: pass it on
+            return
+        self.shape.note(event, self.record)
+        released = False
+        if self.shape.text_before_error and event.get("type") == "error":  # the answer so far, then the error as it came
+            await self._close_text()
+        elif self.gate is not None and self.splitter.ends_text(event):
+            await self._release(event)
+            released = True
+        for rewritten in self.splitter.feed(event):
+            self._write(rewritten)
+        if released:
+            self._gate_comment()
+        if self.gate_complete is not None and self.splitter.extractor.answer_complete:
+            self.gate_complete()  # the answer string closed: the gate need not wait for the end of the stream
+            self.gate_complete = None
+
+    def _write(self, event: dict[str, Any]) -> None:
+        if self.record.first_token_at is None and self.shape.carries_text(event):
+            self.record.first_token_at = now()
+        self.pending.append(encode_typed(event))
+
+    async def _close_text(self) -> None:
+        released = self.gate is not None and self.splitter.text_open()
+        if released:
+            await self._release(None)
+        for event in self.splitter.close():
+            self._write(event)
+        if released:
+            self._gate_comment()
+
+    async def flush(self) -> None:
+        if self.pending:
+            data = self.pending[0] if len(self.pending) == 1 else b"".join(self.pending)
+            self.pending.clear()
+            await self.out.write(data)
+
+    async def close(self) -> None:
+        await self._close_text()
+        await self.flush()
+        self.closed = True
+
+
+def _gate_filter(gate: AnswerGate | None, extractor: Callable[[], AnswerStreamExtractor]) -> Callable[[str], str] | None:
+    """The gate's `feed`, telling it first (once) when the reply is not ragtap's JSON and cannot be scored (its
+    optional `unscorable`: it then lets the text pass as it is)."""
+    if gate is None:
+        return None
+    unscorable: list[Callable[[str], None]] = [f] if (f := getattr(gate, "unscorable", None)) is not None else []
+
+    def feed(text: str) -> str:
+        if unscorable and (reason := extractor().raw_reason) is not None:
+            unscorable.pop()(reason)
+        return gate.feed(text)
+
+    return feed
+
+
+async def relay_typed(
+    exchange: Exchange, upstream: aiohttp.ClientResponse, make_splitter: Callable[[Callable[[str], str] | None], TypedSplitter], shape: TypedShape,
+) -> tuple[web.StreamResponse, StreamOutcome]:
+    """Relay an injected typed-event stream through the splitter `make_splitter` builds (given the answer gate's
+    `feed`, when a gate is open); what it leaves for scoring."""
+    out = await open_stream(exchange.request, upstream)
+    gate = open_gate(exchange)
+    splitter = make_splitter(_gate_filter(gate, lambda: splitter.extractor))
+    # One read can hold hundreds of events: the first answer text goes out at once (the app's time to first token).
+    relay = TypedEventRelay(out, exchange.record, splitter, gate, shape)
+    if not await pump_events(out, upstream, exchange.record, relay, flush_first_token=True):
+        abandon_gate(gate)
+        return out, INCOMPLETE
+    result = splitter.outcome()
+    outcome = broken_off(exchange.record, StreamOutcome(result.answer, result.supporting, result.unscored_reason))
+    if not splitter.found_text and outcome.unscored_reason is None:
+        outcome.unscored_reason = "no_text_content"
+    return out, outcome
 
 
 def broken_off(record: ExchangeRecord, outcome: StreamOutcome) -> StreamOutcome:
