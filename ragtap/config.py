@@ -18,7 +18,7 @@ import types
 import typing
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 from urllib.parse import urlsplit
 
 from pydantic import Field, TypeAdapter, ValidationError
@@ -56,6 +56,38 @@ class ServerSettings:
     debug_headers: bool = False  # x-ragtap-* headers on every RAG response (waits for scoring!)
     debug_wait_s: float = 5.0  # how long a debug response waits for its scores
     shutdown_grace_s: float = 15.0
+    # Processes serving the port (`ragtap serve --workers N`): 1 is one process; "auto" one per core.  See
+    # ragtap/supervisor/ and docs/scaling.md.
+    workers: int | Literal["auto"] = 1
+    # Workers each listen with SO_REUSEPORT where the platform balances connections over such sockets (Linux);
+    # false, or elsewhere: they share one listening socket opened by the supervisor.
+    reuse_port: bool = True
+
+    @property
+    def worker_count(self) -> int:
+        return usable_cores() if self.workers == "auto" else self.workers
+
+
+def usable_cores() -> int:
+    """The cores this process may run on (its CPU affinity where the platform has one: a container's cpuset)."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except AttributeError:  # not on Linux
+        return max(1, os.cpu_count() or 1)
+
+
+@dataclass(frozen=True)
+class WorkerRole:
+    """Which process of `ragtap serve --workers N` this is: `index` 0 .. `count` - 1 (a single process is 0 of 1).
+    Worker 0 does the chores that must run once per deployment, not once per process (pruning and repairing the
+    SQLite capture store, start-up warnings); every worker gets 1/`count` of the online judge's call rate and budget."""
+
+    index: int = 0
+    count: int = 1
+
+    @property
+    def leads(self) -> bool:
+        return self.index == 0
 
 
 @dataclass(frozen=True)
@@ -189,6 +221,7 @@ ENV_OVERRIDES: dict[str, tuple[str, str]] = {
     "RAGTAP_UPSTREAM": ("server", "upstream"),
     "RAGTAP_HOST": ("server", "host"),
     "RAGTAP_PORT": ("server", "port"),
+    "RAGTAP_WORKERS": ("server", "workers"),
     "RAGTAP_DEBUG_HEADERS": ("server", "debug_headers"),
     "RAGTAP_EMBEDDER": ("scoring", "embedder"),
     "RAGTAP_QUEUE_SIZE": ("scoring", "queue_size"),
@@ -330,6 +363,18 @@ def _apply(section: Any, values: dict[str, Any], name: str) -> Any:
     return dataclasses.replace(section, **changes)
 
 
+def _workers(value: Any) -> int | Literal["auto"]:
+    if isinstance(value, str) and value.strip().lower() == "auto":
+        return "auto"
+    try:
+        count = int(value)
+    except (TypeError, ValueError):
+        count = 0
+    if isinstance(value, bool) or isinstance(value, float) or count < 1:
+        raise ConfigError(f'server.workers: expected a whole number >= 1 or "auto" (got {value!r})')
+    return count
+
+
 def _verifier_settings(value: Any) -> VerifierSettings:
     """`[claims.verifier]`: a table of VerifierSettings' keys, each checked (an unknown key is an error)."""
     if not isinstance(value, dict):
@@ -345,7 +390,7 @@ def _store_path(value: Any) -> str:
 
 
 # Settings with their own validating constructor (named errors for each malformed entry).
-_BUILDERS = {("recognise", "patterns"): patterns_from_config, ("otel", "headers"): headers_from_config,
+_BUILDERS = {("server", "workers"): _workers, ("recognise", "patterns"): patterns_from_config, ("otel", "headers"): headers_from_config,
              ("cost", "prices"): prices_from_config, ("store", "path"): _store_path, ("claims", "verifier"): _verifier_settings}
 # Keys that moved: a config that still has them gets one line saying where they went.
 _MOVED = {("store", "redact"): "[privacy] redact", ("store", "redact_replacement"): "[privacy] redact_replacement"}

@@ -23,7 +23,7 @@ LAYERS: dict[str, int] = {
     "pipeline": 5,
     "wiring": 6,
     "proxy": 7,
-    "evaluation": 8,
+    "evaluation": 8, "supervisor": 8,
     "commands": 9, "cli": 10, "__main__": 11,
 }
 TYPE_ONLY: set[tuple[str, str]] = {

@@ -12,6 +12,7 @@ import os
 import sys
 from pathlib import Path
 
+from ragtap.commands.common import positive_int
 from ragtap.config import ConfigError, load_config
 
 EXPERIMENTS = ("squad2", "cloud-faq", "mirage", "thresholds")
@@ -26,6 +27,7 @@ def _common(p: argparse.ArgumentParser, *, default_limit: str, generation: bool 
     p.add_argument("--index-cache", help="directory for cached faiss indexes (default: $RAGTAP_CACHE or ~/.cache/ragtap)")
     p.add_argument("--no-index-cache", action="store_true", help="build indexes in memory only")
     p.add_argument("--quiet", action="store_true", help="no progress bars")
+    p.add_argument("--jobs", type=positive_int, help="processes scoring in parallel (default: one per core; same results)")
     p.add_argument("--no-plots", action="store_true", help="skip the PNG plots (report.md and report.json only)")
     if generation:
         p.add_argument("--no-llm", action="store_true", help="no generation: only what needs no LLM (QRD, retrieval)")
@@ -122,6 +124,7 @@ def _run(args: argparse.Namespace) -> int:
     from ragtap.evaluation import common
     from ragtap.evaluation.datasets import resolve_data_dir
     from ragtap.evaluation.generate import GenerationAborted, GenerationSettings
+    from ragtap.evaluation.jobs import default_jobs
     from ragtap.evaluation.retrieval import default_cache_dir
     from ragtap.wiring import build_embedder
 
@@ -165,6 +168,7 @@ def _run(args: argparse.Namespace) -> int:
         top_k=getattr(args, "top_k", 3),
         quiet=args.quiet,
         plots=not args.no_plots,
+        jobs=args.jobs or default_jobs(),
     )
     try:
         if args.experiment == "squad2":

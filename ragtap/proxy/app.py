@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import os
 import threading
 import time
 from collections.abc import Sequence
@@ -21,7 +22,7 @@ from typing import TYPE_CHECKING
 
 from aiohttp import web
 
-from ragtap.config import Config
+from ragtap.config import Config, WorkerRole
 from ragtap.exporters.base import Exporter, ExporterSet
 from ragtap.pipeline.guard_lane import GuardLane
 from ragtap.pipeline.queue import ScoringQueue
@@ -56,6 +57,7 @@ if TYPE_CHECKING:
 log = logging.getLogger("ragtap.proxy")
 
 PROMETHEUS: web.AppKey[PrometheusExporter | None] = web.AppKey("ragtap_prometheus")
+WORKER: web.AppKey[WorkerRole] = web.AppKey("ragtap_worker", WorkerRole)
 WATCHDOG: web.AppKey[ConnectionWatchdog] = web.AppKey("ragtap_client_watchdog", ConnectionWatchdog)
 
 
@@ -144,7 +146,23 @@ async def _health(request: web.Request) -> web.Response:
     body: dict[str, object] = {"status": "ok", "scoring_queue": depth}
     if isinstance(state.scoring, RedisHandoff):  # "fallback": Redis is down, this proxy scores locally meanwhile
         body["handoff"] = "redis" if state.scoring.redis_up else "fallback"
+    worker = request.app[WORKER]
+    if worker.count > 1:  # which of `ragtap serve --workers N`'s processes answered
+        body["worker"] = worker.index
+        body["pid"] = os.getpid()
     return web.json_response(body)
+
+
+def _worker_header(index: int, always: bool):  # type: ignore[no-untyped-def]
+    """With several workers, a response to a request that asked for ragtap's debug headers (`x-ragtap-debug: 1`,
+    or `[server] debug_headers`) says which worker answered it: `x-ragtap-worker: <index>`, streams included."""
+    value = str(index)
+
+    async def name_the_worker(request: web.Request, response: web.StreamResponse) -> None:
+        if always or request.headers.get("x-ragtap-debug") == "1":
+            response.headers["x-ragtap-worker"] = value
+
+    return name_the_worker
 
 
 def build_app(
@@ -153,10 +171,14 @@ def build_app(
     embedder: Embedder | None = None,
     exporters: Sequence[Exporter] | None = None,
     steps: ExchangeSteps | None = None,
+    worker: WorkerRole | None = None,
 ) -> web.Application:
     """The proxy app.  `embedder`/`exporters` replace the configured ones (the demo and tests pass their own);
-    `steps` plug into the exchange path's seams (`proxy/exchange_path/seams.py`)."""
-    built = build_exporters(config) if exporters is None else BuiltExporters(list(exporters), redactor=build_redactor(config))
+    `steps` plug into the exchange path's seams (`proxy/exchange_path/seams.py`); `worker`: which of
+    `ragtap serve --workers N`'s processes builds it."""
+    worker = worker or WorkerRole()
+    built = (build_exporters(config, worker) if exporters is None
+             else BuiltExporters(list(exporters), redactor=build_redactor(config), worker=worker))
     if exporters is not None:  # the capture store is a part of ragtap, not an exporter a caller replaces
         built.exporters.extend(build_capture(config, built))
     prometheus = built.prometheus
@@ -223,6 +245,9 @@ def build_app(
     app.router.add_route("*", "/{tail:.*}", handle_passthrough)
 
     _add_lifecycle(app, server.shutdown_grace_s, upstream, scoring, online_judge, exporter, watchdog, guard_lane)
+    app[WORKER] = worker
+    if worker.count > 1:
+        app.on_response_prepare.append(_worker_header(worker.index, server.debug_headers))
     app[PROMETHEUS] = prometheus
     app[CAPTURE_STORE] = built.store
     return app
