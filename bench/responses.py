@@ -60,11 +60,11 @@ def plain_body() -> bytes:
     return json.dumps({"model": bodies.MODEL, "instructions": chat["messages"][0]["content"], "input": chat["messages"][1]["content"]}).encode()
 
 
-async def _block(url: str, template: bytes, count: int, stream: bool) -> list[tuple[float, float]]:
+async def _block(url: str, template: bytes, count: int, stream: bool, extra_headers: dict[str, str] | None = None) -> list[tuple[float, float]]:
     """`count` sequential requests (after 5 warm-ups); per request (time to first answer text, time to the end)."""
     import aiohttp
 
-    headers = {"Content-Type": "application/json", "Authorization": f"Bearer {BENCH_KEY}"}
+    headers = {"Content-Type": "application/json", "Authorization": f"Bearer {BENCH_KEY}", **(extra_headers or {})}
     prefix, suffix = template.split(b"{n}")
     rows: list[tuple[float, float]] = []
     async with aiohttp.ClientSession(connector=aiohttp.TCPConnector(limit=1), auto_decompress=False) as session:

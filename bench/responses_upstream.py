@@ -53,7 +53,11 @@ def response_bytes(injected: bool) -> bytes:
 
 @lru_cache(maxsize=64)
 def stream_events(chunks: int, injected: bool) -> tuple[bytes, ...]:
-    pieces = _pieces(chunks, injected)
+    return events_of(tuple(_pieces(chunks, injected)))
+
+
+def events_of(pieces: tuple[str, ...]) -> tuple[bytes, ...]:
+    """The typed events of a streamed response whose text is `pieces`, one `output_text.delta` each."""
     text = "".join(pieces)
     events: list[bytes] = []
 

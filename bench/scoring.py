@@ -6,8 +6,8 @@ The queue is the one the proxy builds (default embedder: all-MiniLM-L6-v2 via on
 behind the LRU cache; default policy and thresholds; queue size 1000, micro-batches of up to 16), run on one
 core as the proxy is in the benchmark.  Every interaction has a question, 3 short retrieved documents, an answer
 and a supporting content.  "cold": every text is new, so all 6 texts are embedded; "cached": the documents
-come from a pool embedded beforehand (the usual RAG case: the same chunks are retrieved again and again), so
-only the question, the answer and the supporting content are embedded.
+come from a pool embedded beforehand, with QRD's windows of them (the usual RAG case: the same chunks are
+retrieved again and again), so only the question, the answer and the supporting content are embedded.
 
 Figures: capacity (interactions submitted at once, scored per second until the last verdict), time from
 submit to verdict (p50/p95/p99) at fixed arrival rates, and the event loop's lag while the queue scores at
@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import dataclasses
 import json
 import os
 import random
@@ -35,6 +36,7 @@ from ragtap.embedding.cache import CachedEmbedder
 from ragtap.embedding.factory import make_embedder
 from ragtap.exporters.base import Exporter
 from ragtap.pipeline.queue import ScoringQueue
+from ragtap.scoring.passages import question_windows, split_passages
 from ragtap.types import Document, Interaction
 from ragtap.wiring import build_policy
 
@@ -186,8 +188,10 @@ async def at_rate(phases: Phases, texts: Texts, rate: float, seconds: float, cac
     }
 
 
-async def run(quick: bool) -> dict[str, object]:
+async def run(quick: bool, qrd_window_words: int | None = None) -> dict[str, object]:
     config = Config()
+    if qrd_window_words is not None:  # QRD's windows (issue 21): 0 measures the path without them
+        config = dataclasses.replace(config, scoring=dataclasses.replace(config.scoring, qrd_window_words=qrd_window_words))
     scoring = config.scoring
     started = time.perf_counter()
     embedder = make_embedder(scoring.embedder, cache_size=scoring.cache_entries, intra_op_threads=scoring.embedder_threads)
@@ -202,6 +206,10 @@ async def run(quick: bool) -> dict[str, object]:
     await _wait_scored(collector, 16, timeout=120)
     await phases.close(queue)
     embedder.embed(texts.pool)
+    # ...and QRD's windows of them (issue 21): in the steady state a recurring document's windows are cached too.
+    windows = [w.text for d in texts.pool for p in split_passages(d) for w in question_windows(p, scoring.qrd_window_words)]
+    if windows:
+        embedder.embed(windows)
 
     n = 100 if quick else 300
     seconds = 3.0 if quick else 6.0
@@ -238,13 +246,14 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true")
     parser.add_argument("--json", action="store_true", help="print one JSON object (for bench/run.py)")
+    parser.add_argument("--qrd-window-words", type=int, default=None, help="[scoring] qrd_window_words (default: the config's; 0: no windows)")
     args = parser.parse_args()
     try:
         import uvloop
 
-        result = uvloop.run(run(args.quick))
+        result = uvloop.run(run(args.quick, args.qrd_window_words))
     except ImportError:
-        result = asyncio.run(run(args.quick))
+        result = asyncio.run(run(args.quick, args.qrd_window_words))
     result["load_average"] = os.getloadavg()[0]
     if args.json:
         print(json.dumps(result))

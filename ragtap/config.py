@@ -18,18 +18,19 @@ import types
 import typing
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 from urllib.parse import urlsplit
 
 from pydantic import Field, TypeAdapter, ValidationError
 
 from ragtap.cost import CostSettings, prices_from_config
 from ragtap.exporters.settings import OTLP_PROTOCOLS, OtelSettings, PrometheusSettings, headers_from_config
+from ragtap.guard.settings import ACTIONS as GUARD_ACTIONS, FALLBACKS as GUARD_FALLBACKS, TRIGGERS as GUARD_TRIGGERS, GuardSettings
 from ragtap.judge.settings import JudgeSettings
 from ragtap.privacy import PrivacySettings, settings_problem
 from ragtap.recognise import CustomPattern, patterns_from_config
 from ragtap.scoring.claims import ClaimThresholds, VerifierSettings
-from ragtap.scoring.passages import DEFAULT_MAX_WORDS
+from ragtap.scoring.passages import DEFAULT_MAX_WORDS, DEFAULT_QRD_WINDOW_WORDS
 from ragtap.store.settings import CAPTURE_POLICIES, StoreSettings
 from ragtap.triage.settings import TRACE_URL_FIELDS, TriageSettings
 from ragtap.types import Thresholds
@@ -55,6 +56,38 @@ class ServerSettings:
     debug_headers: bool = False  # x-ragtap-* headers on every RAG response (waits for scoring!)
     debug_wait_s: float = 5.0  # how long a debug response waits for its scores
     shutdown_grace_s: float = 15.0
+    # Processes serving the port (`ragtap serve --workers N`): 1 is one process; "auto" one per core.  See
+    # ragtap/supervisor/ and docs/scaling.md.
+    workers: int | Literal["auto"] = 1
+    # Workers each listen with SO_REUSEPORT where the platform balances connections over such sockets (Linux);
+    # false, or elsewhere: they share one listening socket opened by the supervisor.
+    reuse_port: bool = True
+
+    @property
+    def worker_count(self) -> int:
+        return usable_cores() if self.workers == "auto" else self.workers
+
+
+def usable_cores() -> int:
+    """The cores this process may run on (its CPU affinity where the platform has one: a container's cpuset)."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except AttributeError:  # not on Linux
+        return max(1, os.cpu_count() or 1)
+
+
+@dataclass(frozen=True)
+class WorkerRole:
+    """Which process of `ragtap serve --workers N` this is: `index` 0 .. `count` - 1 (a single process is 0 of 1).
+    Worker 0 does the chores that must run once per deployment, not once per process (pruning and repairing the
+    SQLite capture store, start-up warnings); every worker gets 1/`count` of the online judge's call rate and budget."""
+
+    index: int = 0
+    count: int = 1
+
+    @property
+    def leads(self) -> bool:
+        return self.index == 0
 
 
 @dataclass(frozen=True)
@@ -96,6 +129,7 @@ class ScoringSettings:
     openai_api_key_env: str = "OPENAI_API_KEY"  # the name of the variable, never the key itself
     refusal_patterns: tuple[str, ...] = ()  # extra regexes that mark an answer as a refusal
     passage_words: int = DEFAULT_MAX_WORDS  # documents longer than this many words are cut into passages
+    qrd_window_words: int = DEFAULT_QRD_WINDOW_WORDS  # QRD also compares the question with windows this long (0: off)
     claim_level: bool = True  # judge each sentence of the answer and the support (false: whole texts only)
     # What one interaction may cost the scorer (the request itself is forwarded whole): see pipeline/limits.py.
     max_documents: int = 64
@@ -129,7 +163,7 @@ class RedisQueueSettings:
 
 
 # Calibrated for all-MiniLM-L6-v2 on ../shared/data: see docs/thresholds.md for the derivation and the command.
-DEFAULT_THRESHOLDS = Thresholds(sdq=0.51, sdrd=0.62, sda=0.62, qrd=0.61, qa=0.54, ard=0.46)
+DEFAULT_THRESHOLDS = Thresholds(sdq=0.51, sdrd=0.62, sda=0.62, qrd=0.60, qa=0.54, ard=0.46)
 
 
 @dataclass(frozen=True)
@@ -163,6 +197,7 @@ class Config:
     triage: TriageSettings = field(default_factory=TriageSettings)
     privacy: PrivacySettings = field(default_factory=PrivacySettings)
     redis_queue: RedisQueueSettings = field(default_factory=RedisQueueSettings)
+    guard: GuardSettings = field(default_factory=GuardSettings)
 
 
 STORE_FILE = "capture.sqlite3"  # the default capture store, in the data directory
@@ -186,6 +221,7 @@ ENV_OVERRIDES: dict[str, tuple[str, str]] = {
     "RAGTAP_UPSTREAM": ("server", "upstream"),
     "RAGTAP_HOST": ("server", "host"),
     "RAGTAP_PORT": ("server", "port"),
+    "RAGTAP_WORKERS": ("server", "workers"),
     "RAGTAP_DEBUG_HEADERS": ("server", "debug_headers"),
     "RAGTAP_EMBEDDER": ("scoring", "embedder"),
     "RAGTAP_QUEUE_SIZE": ("scoring", "queue_size"),
@@ -207,6 +243,7 @@ ENV_OVERRIDES: dict[str, tuple[str, str]] = {
     # Every [otel] key: RAGTAP_OTEL_ENABLED, RAGTAP_OTEL_PROTOCOL, RAGTAP_OTEL_HEADERS ("k=v,k2=v2"), ...
     **{f"RAGTAP_OTEL_{f.name.upper()}": ("otel", f.name) for f in dataclasses.fields(OtelSettings)},
     "RAGTAP_COST_ENABLED": ("cost", "enabled"),
+    "RAGTAP_GUARD": ("guard", "action"),
 }
 
 
@@ -234,6 +271,7 @@ _LIMITS: dict[tuple[str, str], Any] = {
     ("scoring", "embedder_threads"): _between(1),
     ("scoring", "cache_entries"): _between(0),
     ("scoring", "passage_words"): _between(16),
+    ("scoring", "qrd_window_words"): _between(0),
     **{("scoring", k): _between(1) for k in ("max_documents", "max_document_chars", "max_text_chars", "max_passages")},
     **{("thresholds", m): _between(-1, 1) for m in ("sdq", "sdrd", "sda", "qrd", "qa", "ard")},
     **{("claims", k): _between(0, 1) for k in ("lexical_alone", "aligned", "lexical", "parametric_share")},
@@ -273,6 +311,8 @@ _LIMITS: dict[tuple[str, str], Any] = {
     ("triage", "page_size"): _between(1, 500),
     ("triage", "poll_seconds"): _between(0),  # 0 (no live updates) or at least MIN_POLL_SECONDS: _check_triage
     ("triage", "live_lookback_s"): _between(0),
+    ("guard", "deadline_ms"): _between(above=0),
+    ("guard", "max_in_flight"): _between(1),
 }
 
 
@@ -323,6 +363,18 @@ def _apply(section: Any, values: dict[str, Any], name: str) -> Any:
     return dataclasses.replace(section, **changes)
 
 
+def _workers(value: Any) -> int | Literal["auto"]:
+    if isinstance(value, str) and value.strip().lower() == "auto":
+        return "auto"
+    try:
+        count = int(value)
+    except (TypeError, ValueError):
+        count = 0
+    if isinstance(value, bool) or isinstance(value, float) or count < 1:
+        raise ConfigError(f'server.workers: expected a whole number >= 1 or "auto" (got {value!r})')
+    return count
+
+
 def _verifier_settings(value: Any) -> VerifierSettings:
     """`[claims.verifier]`: a table of VerifierSettings' keys, each checked (an unknown key is an error)."""
     if not isinstance(value, dict):
@@ -338,7 +390,7 @@ def _store_path(value: Any) -> str:
 
 
 # Settings with their own validating constructor (named errors for each malformed entry).
-_BUILDERS = {("recognise", "patterns"): patterns_from_config, ("otel", "headers"): headers_from_config,
+_BUILDERS = {("server", "workers"): _workers, ("recognise", "patterns"): patterns_from_config, ("otel", "headers"): headers_from_config,
              ("cost", "prices"): prices_from_config, ("store", "path"): _store_path, ("claims", "verifier"): _verifier_settings}
 # Keys that moved: a config that still has them gets one line saying where they went.
 _MOVED = {("store", "redact"): "[privacy] redact", ("store", "redact_replacement"): "[privacy] redact_replacement"}
@@ -451,6 +503,7 @@ def _check(config: Config) -> None:
     if unknown or not config.judge.metrics:
         raise ConfigError(f"judge.metrics: expected a non-empty subset of {', '.join(METRIC_NAMES)} (got {list(config.judge.metrics)!r})")
     _check_triage(config)
+    _check_guard(config.guard)
     problem = settings_problem(config.privacy)
     if problem is not None:
         raise ConfigError(problem)
@@ -476,6 +529,24 @@ def _check_store(store: StoreSettings) -> None:
         if not re.fullmatch(r"[A-Za-z0-9!#$%&'*+.^_`|~-]+", header):
             raise ConfigError(f"store.user_headers/session_headers: {header!r} is not a header name")
 
+
+
+def _check_guard(guard: GuardSettings) -> None:
+    from ragtap.prompts import load_prompt
+
+    if guard.action not in GUARD_ACTIONS:
+        raise ConfigError(f"guard.action: expected one of {', '.join(GUARD_ACTIONS)} (got {guard.action!r})")
+    unknown = [v for v in guard.verdicts if v not in GUARD_TRIGGERS]
+    if unknown or not guard.verdicts:
+        raise ConfigError(f"guard.verdicts: expected a non-empty list of {', '.join(GUARD_TRIGGERS)} (got {list(guard.verdicts)!r})")
+    if guard.retry_fallback not in GUARD_FALLBACKS:
+        raise ConfigError(f"guard.retry_fallback: expected one of {', '.join(GUARD_FALLBACKS)} (got {guard.retry_fallback!r})")
+    if not guard.block_message.strip():
+        raise ConfigError("guard.block_message: must not be empty (it is what the app receives instead of a blocked answer)")
+    try:
+        load_prompt(guard.retry_prompt)
+    except (OSError, ValueError) as error:
+        raise ConfigError(f"guard.retry_prompt: no prompt {guard.retry_prompt!r} in ragtap/prompts ({type(error).__name__})") from None
 
 
 def _check_postgres_url(url: str) -> None:

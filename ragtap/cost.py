@@ -2,8 +2,9 @@
 
 Two things are ragtap's and not the app's: the instruction it injects (input tokens: the instruction's text plus
 the chat format's per-message framing) and the supporting content the model writes because of it (output tokens,
-counted by the proxy with tiktoken).  `settle_overhead` turns them into an `Overhead` on the ExchangeRecord, which
-the exporters (Prometheus counters, span attributes) and the capture store read.  The JSON keys around answer and
+counted by the proxy with tiktoken); with the guard's retry (ragtap/guard/), the whole second request too.
+`settle_overhead` turns them into an `Overhead` on the ExchangeRecord, which the exporters (Prometheus counters,
+span attributes) and the capture store read.  The JSON keys around answer and
 support are not counted (a handful of tokens), so the figure is a slight lower bound.
 
 Prices are USD per million tokens, from `[cost]` (`CostSettings.prices`), with defaults for common models (their
@@ -137,12 +138,16 @@ def instruction_tokens(instruction: str, model: str | None) -> int:
 def settle_overhead(record: ExchangeRecord, prices: PriceTable) -> Overhead | None:
     """ragtap's own tokens and their cost for one exchange (None when ragtap added nothing to it).  Runs after the
     response (token counting is not on the request path); the supporting tokens must be settled already."""
-    if not prices.settings.enabled or (record.injected_instruction is None and not record.supporting_tokens):
+    retried = record.retry_input_tokens is not None or record.retry_output_tokens is not None
+    if not prices.settings.enabled or (record.injected_instruction is None and not record.supporting_tokens and not retried):
         return None
     model = record.response_model or record.request_model
     # The instruction is billed with the prompt when the upstream answered; an error reply bills nothing.
     billed = record.injected_instruction is not None and record.status == 200
     input_tokens = instruction_tokens(record.injected_instruction, model) if billed else 0
     output_tokens = record.supporting_tokens or 0
+    # The guard's retry (ragtap/guard/) is a whole second request ragtap made: all its tokens are ragtap's.
+    input_tokens += record.retry_input_tokens or 0
+    output_tokens += record.retry_output_tokens or 0
     record.overhead = Overhead(model, input_tokens, output_tokens, prices.cost(model, input_tokens, output_tokens))
     return record.overhead

@@ -63,6 +63,23 @@ class Overhead:
 
 
 @dataclass(slots=True)
+class GuardRecord:
+    """What the guard (ragtap/guard/) did to one answer: the action asked for, the outcome (a closed set:
+    `ragtap.guard.decision.OUTCOMES`, a metrics label), and the answer before and after."""
+
+    action: str
+    outcome: str
+    trigger: str | None = None  # what tripped it: the verdict or "contradicted" (a stream: the sentence's outcome)
+    original_answer: str | None = None  # the answer as the model wrote it
+    delivered_answer: str | None = None  # what the app received, when the guard changed it (None: unchanged)
+    removed_claims: int = 0  # sentences / list items stripped
+    sentences_checked: int = 0  # streams: sentences checked before release
+    sentences_late: int = 0  # streams: sentences released unchecked at the deadline
+    retry: str | None = None  # retry: passed | failed | error, or why it could not be judged (timeout, ...)
+    waited_ms: float | None = None  # how long the answer (whole replies) or the last sentence waited for the guard
+
+
+@dataclass(slots=True)
 class ExchangeRecord:
     """What the proxy knows about one request/response, filled in as the exchange goes on.
 
@@ -121,6 +138,10 @@ class ExchangeRecord:
     # cost: settled by the proxy before `exchange_finished` (ragtap.cost.settle_overhead).
     injected_instruction: str | None = None
     overhead: Overhead | None = None
+    # The guard's record (None when it was off for this exchange), and the tokens of its retry (ragtap's own cost).
+    guard: GuardRecord | None = None
+    retry_input_tokens: int | None = None
+    retry_output_tokens: int | None = None
     extras: dict[str, Any] = field(default_factory=dict)  # per-exporter state (e.g. the OTel span)
 
     @property

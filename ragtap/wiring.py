@@ -16,10 +16,10 @@ import logging
 import os
 import secrets
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
-from ragtap.config import SALT_FILE, Config, ConfigError, data_dir
+from ragtap.config import SALT_FILE, Config, ConfigError, WorkerRole, data_dir
 from ragtap.pipeline.batch import ScoringPolicy
 from ragtap.pipeline.limits import ScoringLimits
 from ragtap.privacy import NO_REDACTION, Redactor, install_salt
@@ -36,9 +36,10 @@ if TYPE_CHECKING:
     from ragtap.store.threaded import ThreadedStore
 
 
-def build_embedder(config: Config, *, all_cores: bool = False) -> Embedder:
+def build_embedder(config: Config, *, all_cores: bool = False, threads: int | None = None) -> Embedder:
     """The configured embedder.  `all_cores`: offline work (commands, experiments) has no request path to protect,
-    so onnxruntime may use every core; the proxy keeps `[scoring] embedder_threads` (one, by default)."""
+    so onnxruntime may use every core; the proxy keeps `[scoring] embedder_threads` (one, by default).  `threads`:
+    exactly this many (a job of `ragtap score --jobs` gets its share of the cores)."""
     from ragtap.embedding.factory import make_embedder
 
     scoring = config.scoring
@@ -51,17 +52,18 @@ def build_embedder(config: Config, *, all_cores: bool = False) -> Embedder:
             api_key=os.environ.get(scoring.openai_api_key_env) or "no-key-set",
             model=scoring.openai_model,
         )
-    threads = max(scoring.embedder_threads, os.cpu_count() or 1) if all_cores else scoring.embedder_threads
+    if threads is None:
+        threads = max(scoring.embedder_threads, os.cpu_count() or 1) if all_cores else scoring.embedder_threads
     return make_embedder(scoring.embedder, cache_size=scoring.cache_entries, intra_op_threads=threads)
 
 
 def build_policy(config: Config) -> ScoringPolicy:
     """The scoring core's rules: thresholds, claim thresholds, the refusal wording (built-in phrases plus config
-    regexes) and the passage size."""
+    regexes), the passage size and QRD's windows."""
     scoring = config.scoring
     limits = ScoringLimits(scoring.max_documents, scoring.max_document_chars, scoring.max_text_chars, scoring.max_passages)
     return ScoringPolicy(config.thresholds, RefusalDetector.build(scoring.refusal_patterns), config.claims, scoring.passage_words,
-                         scoring.claim_level, limits, build_verifier(config))
+                         scoring.claim_level, limits, build_verifier(config), qrd_window_words=scoring.qrd_window_words)
 
 
 def build_verifier(config: Config) -> ClaimVerifier | None:
@@ -113,6 +115,7 @@ class BuiltExporters:
     prometheus: PrometheusExporter | None = None  # also serves /metrics, and other parts register gauges on it
     store: ThreadedStore | None = None  # the capture store (for the triage page), when [store] turns it on
     redactor: Redactor = NO_REDACTION  # what every writer applies to what it writes ([privacy])
+    worker: WorkerRole = field(default_factory=WorkerRole)  # which process of `ragtap serve --workers N` builds them
 
 
 # A factory returns the exporters its part of the config turns on (none when it is off).
@@ -168,7 +171,9 @@ def build_capture(config: Config, built: BuiltExporters) -> list[Exporter]:
     from ragtap.exporters.store import StoreExporter, watch
     from ragtap.store.factory import open_store
 
-    store = open_store(config.store, built.redactor)
+    # Every worker writes to the one store; only worker 0 prunes it, and repairs a corrupt SQLite file (two workers
+    # each moving "the corrupt file" aside could move the other's fresh one).
+    store = open_store(config.store, built.redactor, maintain=built.worker.leads)
     built.store = store
     if built.prometheus is not None:
         watch(store, built.prometheus.registry, config.store.backend)
@@ -185,8 +190,8 @@ def register_exporter(name: str, factory: ExporterFactory) -> None:
     EXPORTERS[name] = factory
 
 
-def build_exporters(config: Config) -> BuiltExporters:
-    built = BuiltExporters(redactor=build_redactor(config))
+def build_exporters(config: Config, worker: WorkerRole | None = None) -> BuiltExporters:
+    built = BuiltExporters(redactor=build_redactor(config), worker=worker or WorkerRole())
     for factory in EXPORTERS.values():
         built.exporters.extend(factory(config, built))
     return built
@@ -199,4 +204,9 @@ def build_online_judge(config: Config, embedder: Embedder, exporter: Exporter, b
     from ragtap.pipeline.online_judge import build_online_judge as build
 
     registry = built.prometheus.registry if built.prometheus is not None else None
-    return build(config.judge, embedder, exporter, upstream=config.server.upstream, registry=registry)
+    settings = config.judge
+    if built.worker.count > 1:  # the call rate and the daily budget are the deployment's: each worker gets its share
+        count = built.worker.count
+        settings = replace(settings, calls_per_second=settings.calls_per_second / count,
+                                       daily_token_budget=-(-settings.daily_token_budget // count))
+    return build(settings, embedder, exporter, upstream=config.server.upstream, registry=registry)

@@ -57,6 +57,18 @@ def embedder():  # type: ignore[no-untyped-def]
     return make_embedder("minilm")
 
 
+class RecordingEmbedder:
+    """Wraps an embedder and records the texts of every call (how many calls a batch makes, and with what)."""
+
+    def __init__(self, inner: Any) -> None:
+        self.inner, self.name, self.dim = inner, inner.name, inner.dim
+        self.calls: list[list[str]] = []
+
+    def embed(self, texts):  # type: ignore[no-untyped-def]
+        self.calls.append(list(texts))
+        return self.inner.embed(texts)
+
+
 def use_embedder(monkeypatch: pytest.MonkeyPatch, instance: Any, name: str = "test-instance") -> None:
     """Make commands that build their embedder from the config (`ragtap.wiring.build_embedder`) use `instance`:
     registered under `name` and selected through RAGTAP_EMBEDDER, as a user would select any embedder."""

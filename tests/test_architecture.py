@@ -17,13 +17,13 @@ PACKAGE = Path(__file__).resolve().parents[1] / "ragtap"
 LAYERS: dict[str, int] = {
     "__init__": 0, "types": 0, "exchange": 0, "judgement": 0, "auth": 0, "prompts": 0, "tokens": 0, "tokens_data": 0, "retry": 0,
     "scoring": 1, "recognise": 1, "split": 1, "embedding": 1, "records": 1, "cost": 1, "privacy": 1, "verifier": 1,
-    "judge": 2, "testing": 2, "store": 2,
+    "judge": 2, "testing": 2, "store": 2, "guard": 2,
     "exporters": 3, "demo": 3, "triage": 3,
     "config": 4,
     "pipeline": 5,
     "wiring": 6,
     "proxy": 7,
-    "evaluation": 8,
+    "evaluation": 8, "supervisor": 8,
     "commands": 9, "cli": 10, "__main__": 11,
 }
 TYPE_ONLY: set[tuple[str, str]] = {

@@ -5,6 +5,8 @@ changed name, a hedge, a long document whose support lies past the first 256 wor
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from ragtap.config import load_config
@@ -222,7 +224,7 @@ INVENTED = "Always have the tire balanced by a technician and rotate all four ti
 MIXED_ANSWER = f"Loosen the lug nuts a half turn before raising the vehicle. {INVENTED}"
 
 
-async def test_debug_header_counts_unsupported_claims_over_http(start_proxy) -> None:
+async def test_debug_header_names_unsupported_claims_by_offsets_over_http(start_proxy) -> None:
     from conftest import fixed, json_content
 
     supporting = "Loosen the lug nuts a half turn before raising the vehicle."
@@ -233,7 +235,8 @@ async def test_debug_header_counts_unsupported_claims_over_http(start_proxy) -> 
     )
     assert raw.parse().choices[0].message.content == MIXED_ANSWER
     assert raw.headers["x-ragtap-verdict"] == "unsupported_answer"
-    assert raw.headers["x-ragtap-unsupported-claims"] == "1"
+    start = MIXED_ANSWER.index(INVENTED)  # character offsets in the answer, as JSON (issue 22; it was a count)
+    assert json.loads(raw.headers["x-ragtap-unsupported-claims"]) == [[start, start + len(INVENTED)]]
 
 
 @pytest.mark.parametrize("capture", [False, True])

@@ -176,3 +176,44 @@ def test_serve_on_a_port_in_use_is_one_line(capsys: pytest.CaptureFixture[str], 
         assert main(["serve", "--host", "127.0.0.1", "--port", str(port), "--upstream", "http://127.0.0.1:9/v1"]) == 2
     err = capsys.readouterr().err.strip().splitlines()[-1]
     assert err.startswith(f"ragtap: cannot listen on 127.0.0.1:{port}") and "in use" in err
+
+
+def test_jobs_2_writes_the_same_lines_as_jobs_1(tmp_path: Path) -> None:
+    """`--jobs 2` spreads the batches over two processes (real ones: the command runs as a subprocess, with the
+    default int8 model) and writes what one job writes, line for line and in the input's order.  The documents
+    recur across batches, so one job embeds some of them once (then serves them from its cache) where the two
+    jobs embed them in different processes: the figures must not depend on it.  (Fails on the previous code: no
+    --jobs option.)"""
+    import os
+    import subprocess
+    import sys
+
+    lines = []
+    for number, line in enumerate(thesis_lines()):
+        case = json.loads(line)
+        docs = case["retrieved"]
+        variants = [
+            {"supporting": case["supporting"], "documents": docs},
+            {"supporting": None, "documents": list(reversed(docs))},
+            {"supporting": case["supporting"], "documents": docs + ["An unrelated passage about quarterly revenue growth and budgets."]},
+            {"supporting": None, "documents": docs, "answer": case["answer"] + " It also supports IPv6 in every region."},
+        ]
+        for index, variant in enumerate(variants):
+            lines.append(json.dumps({"id": f"{number}-{index}", "question": case["question"], "answer": case["answer"], **variant}))
+    source = tmp_path / "interactions.jsonl"
+    source.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    ragtap = str(Path(sys.executable).with_name("ragtap"))
+    env = {k: v for k, v in os.environ.items() if not k.startswith("RAGTAP_")}
+    outputs = {}
+    for jobs in (1, 2):
+        out = tmp_path / f"jobs-{jobs}.jsonl"
+        done = subprocess.run([ragtap, "score", str(source), "--out", str(out), "--batch", "3", "--jobs", str(jobs), "--quiet"],
+                              capture_output=True, text=True, env=env, timeout=300)
+        assert done.returncode == 0, done.stderr
+        assert f"per second, {jobs} job" in done.stderr, done.stderr  # two processes really ran (not a silent fallback to one)
+        outputs[jobs] = out.read_bytes().splitlines()
+    assert len(outputs[1]) == len(lines) == 20
+    assert [json.loads(line)["id"] for line in outputs[2]] == [json.loads(line)["id"] for line in lines]
+    assert len({json.loads(line)["verdict"] for line in outputs[1]}) >= 3  # real, varied figures
+    for one, two in zip(outputs[1], outputs[2], strict=True):
+        assert one == two

@@ -4,6 +4,7 @@ train cut under a WikiEval constraint, report on a dev cut), and the fitting ari
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import numpy as np
@@ -17,7 +18,7 @@ from ragtap.types import Assessment, ClaimOutcome, ClaimSupport, Scores, Verdict
 
 from conftest import use_embedder
 
-SHARED = Path(__file__).resolve().parents[1] / ".." / "shared" / "data"
+SHARED = Path(os.environ.get("RAGTAP_DATA", str(Path(__file__).resolve().parents[1] / ".." / "shared" / "data")))
 needs_data = pytest.mark.skipif(not (SHARED / "delucionqa" / "dev.jsonl").is_file(), reason="shared DelucionQA data not present")
 
 
@@ -88,3 +89,18 @@ def test_macro_f1_is_the_mean_of_both_classes() -> None:
     # positive: P 1, R .5 -> F1 .667; negative: P .667, R 1 -> F1 .8
     assert macro_f1(y, flagged) == pytest.approx((2 / 3 + 0.8) / 2)
     assert np.isclose(macro_f1([True, False], [True, False]), 1.0)
+
+
+@needs_data
+def test_jobs_2_reports_what_jobs_1_reports(tmp_path: Path, embedder, monkeypatch: pytest.MonkeyPatch) -> None:  # type: ignore[no-untyped-def]
+    """The experiment's `--jobs`: 70 rows are two batches, scored by two forked processes, with the same rows and
+    figures as one job (fails on the previous code: no --jobs option)."""
+    use_embedder(monkeypatch, embedder)
+    dev = cut(SHARED / "delucionqa" / "dev.jsonl", tmp_path / "dev.jsonl", 70)
+    outputs = {}
+    for jobs in (1, 2):
+        out = tmp_path / f"out-{jobs}"
+        assert cli.main(["experiment", "delucionqa", str(dev), "--out", str(out), "--quiet", "--jobs", str(jobs)]) == 0
+        outputs[jobs] = ((out / "rows.jsonl").read_text(), json.loads((out / "report.json").read_text()))
+    assert outputs[2][0] == outputs[1][0] and outputs[1][0].count("\n") == 70
+    assert outputs[2][1]["verdict"] == outputs[1][1]["verdict"] and outputs[2][1]["auroc"] == outputs[1][1]["auroc"]

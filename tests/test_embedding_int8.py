@@ -116,3 +116,14 @@ def test_texts_of_different_lengths_get_the_vectors_they_get_alone(int8: MiniLMI
     together = int8.embed([long, short, long])
     np.testing.assert_array_equal(together[1], alone)
     np.testing.assert_array_equal(together[0], together[2])
+
+
+def test_texts_embedded_in_parallel_get_the_vectors_of_one_thread(int8: MiniLMInt8Embedder, tmp_path: Path) -> None:
+    """`threads` > 1 runs several texts at once (longest first); every text still gets exactly the vector it gets
+    alone, whatever ran beside it: the embedding cache and `ragtap score --jobs` rely on it."""
+    parallel = MiniLMInt8Embedder(intra_op_threads=3, cache_dir=tmp_path)
+    texts = [("The nitro hypervisor keeps every public API the same. " * (1 + i % 9))[: 40 + 37 * i] for i in range(24)]
+    together = parallel.embed(texts)
+    alone = np.stack([int8.embed([text])[0] for text in texts])
+    np.testing.assert_array_equal(together, alone)
+    np.testing.assert_array_equal(parallel.embed(texts[:1]), alone[:1])  # one text: no helper thread needed

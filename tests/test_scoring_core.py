@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from conftest import RecordingEmbedder
 
 from ragtap.config import DEFAULT_THRESHOLDS
 from ragtap.demo.cases import thesis_cases
@@ -58,19 +59,13 @@ def test_thesis_readings_hold_in_the_scores(embedder) -> None:
 
 
 def test_batch_embeds_each_distinct_text_once(embedder) -> None:
-    calls: list[list[str]] = []
-
-    class Spy:
-        name, dim = embedder.name, embedder.dim
-
-        def embed(self, texts):  # type: ignore[no-untyped-def]
-            calls.append(list(texts))
-            return embedder.embed(texts)
-
+    spy = RecordingEmbedder(embedder)
     items = thesis_interactions()
     doubled = items + [Interaction(i.question, i.documents, i.answer, i.supporting) for i in items]
-    assessments = assess_batch(doubled, Spy(), ScoringPolicy(DEFAULT_THRESHOLDS))
-    assert len(calls) == 1 and len(calls[0]) == len(set(calls[0]))
+    assessments = assess_batch(doubled, spy, ScoringPolicy(DEFAULT_THRESHOLDS))
+    calls = spy.calls
+    # one call for the texts, one for QRD's windows of the passages closest to the questions (pipeline/batch.py)
+    assert len(calls) == 2 and all(len(call) == len(set(call)) for call in calls) and not set(calls[0]) & set(calls[1])
     assert [a.verdict for a in assessments[:5]] == [a.verdict for a in assessments[5:]]
 
 

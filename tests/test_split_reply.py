@@ -168,3 +168,52 @@ def test_unrecovered_answer_is_upstream_text() -> None:
         if not result.recovered:
             assert result.answer == content
             assert result.supporting is None
+
+
+# --- the fast path for replies exactly as instructed (issue 23): the same split as the extractor --------------
+from hypothesis import given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+from ragtap.split.reply import _as_instructed, split_by_extractor  # noqa: E402
+
+
+@st.composite
+def instructed_replies(draw):  # type: ignore[no-untyped-def]
+    """Replies in the instructed shape, written as JSON encoders and models write them: any text (escapes, quotes,
+    backslashes, non-ASCII, control characters), ASCII-escaped or not, compact or indented, either key first,
+    JSON whitespace around; and near misses (blank or space-led answers, a third key, a repeated key)."""
+    answer = draw(st.one_of(st.text(min_size=1), st.sampled_from(["Paris.", " lead", "\n", "   ", "\u00a0x", 'say "answer"'])))
+    supporting = draw(st.one_of(st.text(), st.sampled_from(["", '"supporting_content"', "\\u0041"])))
+    pairs = [("answer", answer), ("supporting_content", supporting)]
+    if draw(st.booleans()):
+        pairs.reverse()
+    extra = draw(st.sampled_from([None, ("note", "x"), ("answer", "second"), ("Answer", "other"), ("support", "s")]))
+    if extra is not None:
+        pairs.insert(draw(st.integers(0, 2)), extra)
+    ascii_only = draw(st.booleans())
+    indent = draw(st.sampled_from([None, 2]))
+    body = "{" + ("," if indent is None else ",\n  ").join(f"{json.dumps(k)}: {json.dumps(v, ensure_ascii=ascii_only)}" for k, v in pairs) + "}"
+    if indent is not None:
+        body = body.replace("{", "{\n  ", 1)[:-1] + "\n}"
+    space = st.text(alphabet=" \t\n\r", max_size=3)
+    return draw(space) + body + draw(space)
+
+
+@settings(max_examples=400, deadline=None)
+@given(instructed_replies())
+def test_the_fast_path_splits_as_the_extractor_does(reply: str) -> None:
+    """Fails if `_as_instructed` ever disagrees with the extractor (the one rule) on a reply it accepts."""
+    fast = _as_instructed(reply)
+    if fast is not None:
+        assert fast == split_by_extractor(reply)
+    assert split_reply(reply) == split_by_extractor(reply)
+
+
+def test_the_fast_path_takes_the_instructed_reply_and_leaves_the_rest() -> None:
+    assert _as_instructed(CLEAN) == ok("Paris.", "Paris is the capital of France.")
+    for content, _, truncated, expected in [(c[1], c[0], c[2], c[3]) for c in CASES]:
+        assert split_reply(content, truncated=truncated) == expected  # every hand-written case, through both paths
+    for near_miss in ['{"answer": "a", "supporting_content": "s", "answer": "b"}', '{"answer": " a", "supporting_content": "s"}',
+                      '{"answer": "a", "supporting_content": "s",}', '```json\n{"answer": "a", "supporting_content": "s"}\n```',
+                      '{"answer": "a", "supporting_content": null}', '{"answer": "\\ud800", "supporting_content": "s"}']:
+        assert _as_instructed(near_miss) is None, near_miss

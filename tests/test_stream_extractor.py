@@ -304,3 +304,12 @@ def test_cost_per_piece_does_not_grow_with_the_reply(head: str) -> None:
         small = min(small, _seconds_per_piece(small_pieces))
         large = min(large, _seconds_per_piece(large_pieces))
     assert large < 5 * small, (small, large)
+
+
+@pytest.mark.parametrize("text", ["```python 0{", "```python\tsample {", "``` json x{"])
+def test_a_brace_after_a_two_word_fence_info_is_not_the_object(text: str) -> None:
+    """Found by the property test above: "```python 0{" read the "{" of the fence's info line as ragtap's object
+    (unscored_reason incomplete_json).  A one-word info string followed by "{" still is ("```json {")."""
+    output, result, _ = run([text], truncated=False)
+    assert (output, result.mode, result.unscored_reason) == (text, "raw", "not_json")
+    assert split_reply('```json {"answer": "a", "supporting_content": "b"}```').answer == "a"

@@ -12,6 +12,7 @@ import os
 import sys
 from pathlib import Path
 
+from ragtap.commands.common import positive_int
 from ragtap.config import ConfigError, load_config
 
 EXPERIMENTS = ("squad2", "cloud-faq", "mirage", "thresholds")
@@ -26,6 +27,7 @@ def _common(p: argparse.ArgumentParser, *, default_limit: str, generation: bool 
     p.add_argument("--index-cache", help="directory for cached faiss indexes (default: $RAGTAP_CACHE or ~/.cache/ragtap)")
     p.add_argument("--no-index-cache", action="store_true", help="build indexes in memory only")
     p.add_argument("--quiet", action="store_true", help="no progress bars")
+    p.add_argument("--jobs", type=positive_int, help="processes scoring in parallel (default: one per core; same results)")
     p.add_argument("--no-plots", action="store_true", help="skip the PNG plots (report.md and report.json only)")
     if generation:
         p.add_argument("--no-llm", action="store_true", help="no generation: only what needs no LLM (QRD, retrieval)")
@@ -41,7 +43,8 @@ def _common(p: argparse.ArgumentParser, *, default_limit: str, generation: bool 
 
 
 def add_parser(subparsers: argparse._SubParsersAction) -> None:
-    p = subparsers.add_parser("experiment", help="run an evaluation experiment (squad2, cloud-faq, mirage, thresholds, wikieval, delucionqa, ragtruth, faithbench)")
+    p = subparsers.add_parser("experiment", help="run an evaluation experiment (squad2, cloud-faq, mirage, thresholds, wikieval, delucionqa, ragtruth, "
+                                               "faithbench, guard)")
     sub = p.add_subparsers(dest="experiment", required=True)
 
     s = sub.add_parser("squad2", help="the thesis's SQuAD 2.0 experiment (unanswerable = poor generation)")
@@ -59,17 +62,21 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
 
     t = sub.add_parser("thresholds", help="derive default thresholds for the embedder from labelled pair sets")
     _common(t, default_limit="SQuAD questions per SQuAD pair set, default 600", generation=False)
-    t.add_argument("--qrd-questions", type=int, default=1000, help="cloud-FAQ questions for the QRD pair set (default 1000)")
+    t.add_argument("--qrd-questions", type=int, default=1000, help="cloud-FAQ questions for the QRD pair set, and as many held out (default 1000)")
     t.add_argument("--no-source-prefix", action="store_true", help="QRD pairs: bare gcp/ibm questions")
+    t.add_argument("--qrd-window-words", type=int, default=None,
+                   help="QRD's windows inside the closest passage, in words (default: [scoring] qrd_window_words; 0: whole passages)")
     t.add_argument("--write", help="also write the [thresholds] TOML fragment here")
 
     from ragtap.evaluation.experiments.delucionqa import add_delucionqa_parser
+    from ragtap.evaluation.experiments.guard import add_guard_parser
     from ragtap.evaluation.experiments.labelled import add_labelled_parsers
     from ragtap.evaluation.experiments.wikieval import add_wikieval_parser  # Ragas Table 1 on WikiEval (owner: the judge)
 
     add_wikieval_parser(sub)
     add_delucionqa_parser(sub)
     add_labelled_parsers(sub)
+    add_guard_parser(sub)
     p.set_defaults(func=run)
 
 
@@ -78,6 +85,15 @@ def run(args: argparse.Namespace) -> int:
         from ragtap.evaluation.experiments.delucionqa import run_delucionqa
 
         return run_delucionqa(args)
+    if args.experiment == "guard":
+        from ragtap.evaluation.datasets import DatasetError
+        from ragtap.evaluation.experiments.guard import run_guard
+
+        try:
+            return run_guard(args)
+        except (DatasetError, ConfigError) as error:
+            print(f"ragtap experiment: {error}", file=sys.stderr)
+            return 2
     if args.experiment in ("ragtruth", "faithbench"):
         from ragtap.evaluation.datasets import DatasetError
         from ragtap.evaluation.experiments.labelled import run_labelled
@@ -108,6 +124,7 @@ def _run(args: argparse.Namespace) -> int:
     from ragtap.evaluation import common
     from ragtap.evaluation.datasets import resolve_data_dir
     from ragtap.evaluation.generate import GenerationAborted, GenerationSettings
+    from ragtap.evaluation.jobs import default_jobs
     from ragtap.evaluation.retrieval import default_cache_dir
     from ragtap.wiring import build_embedder
 
@@ -120,7 +137,7 @@ def _run(args: argparse.Namespace) -> int:
     embedder = build_embedder(config)  # [scoring] embedder and embedder_threads from the config
 
     if args.experiment == "thresholds":
-        return _thresholds(args, data_dir, out_dir, index_cache, embedder)
+        return _thresholds(args, data_dir, out_dir, index_cache, embedder, config.scoring.qrd_window_words)
 
     generation = None
     if not args.no_llm:
@@ -151,6 +168,7 @@ def _run(args: argparse.Namespace) -> int:
         top_k=getattr(args, "top_k", 3),
         quiet=args.quiet,
         plots=not args.no_plots,
+        jobs=args.jobs or default_jobs(),
     )
     try:
         if args.experiment == "squad2":
@@ -208,7 +226,7 @@ def _summary(data: dict, out_dir: Path) -> None:
     print("\n".join(lines))
 
 
-def _thresholds(args: argparse.Namespace, data_dir: Path, out_dir: Path, index_cache: Path | None, embedder) -> int:  # type: ignore[no-untyped-def]
+def _thresholds(args: argparse.Namespace, data_dir: Path, out_dir: Path, index_cache: Path | None, embedder, window_words: int) -> int:  # type: ignore[no-untyped-def]
     import json
 
     from ragtap.evaluation.experiments import thresholds as th
@@ -222,6 +240,7 @@ def _thresholds(args: argparse.Namespace, data_dir: Path, out_dir: Path, index_c
         cache_dir=index_cache,
         source_prefix=not args.no_source_prefix,
         quiet=args.quiet,
+        qrd_window_words=window_words if args.qrd_window_words is None else args.qrd_window_words,
     )
     md = th.markdown(result)
     if not args.no_plots:

@@ -6,18 +6,15 @@ import argparse
 import sys
 import time
 from collections import Counter
-from collections.abc import Iterable, Iterator
-from typing import IO, TypeVar
+from typing import IO
 
 import numpy as np
 import orjson
 
-from ragtap.commands.common import output_file, positive_int, read_interaction_file
+from ragtap.commands.common import load_plugins, output_file, positive_int, read_interaction_file
 from ragtap.config import load_config
 from ragtap.records import output_record
 from ragtap.types import METRICS, Interaction
-
-T = TypeVar("T")
 
 
 def add_parser(subparsers: argparse._SubParsersAction) -> None:
@@ -26,23 +23,15 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--out", help="write one scored JSON line per interaction here (default: stdout)")
     p.add_argument("--config", help="config.toml (thresholds, embedder)")
     p.add_argument("--batch", type=positive_int, default=128, help="interactions per embedding batch (default 128)")
+    p.add_argument("--jobs", type=positive_int, help="processes scoring batches in parallel (default: one per core); "
+                   "the output is the same, in the same order")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     p.set_defaults(func=run)
 
 
-def chunks(items: Iterable[T], size: int) -> Iterator[list[T]]:
-    batch: list[T] = []
-    for item in items:
-        batch.append(item)
-        if len(batch) == size:
-            yield batch
-            batch = []
-    if batch:
-        yield batch
-
-
-def summary(verdicts: Counter[str], poor: int, scores: dict[str, list[float]], total: int, seconds: float) -> str:
-    lines = [f"scored {total} interactions in {seconds:.1f} s ({total / max(seconds, 1e-9):.0f} per second)", "verdicts:"]
+def summary(verdicts: Counter[str], poor: int, scores: dict[str, list[float]], total: int, seconds: float, jobs: int = 1) -> str:
+    lines = [f"scored {total} interactions in {seconds:.1f} s ({total / max(seconds, 1e-9):.0f} per second, {jobs} job{'s' * (jobs > 1)})",
+             "verdicts:"]
     for verdict, count in verdicts.most_common():
         lines.append(f"  {verdict:<19} {count:>7}  {count / max(total, 1):6.1%}")
     lines.append(f"  poor_retrieval      {poor:>7}  {poor / max(total, 1):6.1%}")
@@ -56,7 +45,7 @@ def summary(verdicts: Counter[str], poor: int, scores: dict[str, list[float]], t
 
 
 def run(args: argparse.Namespace) -> int:
-    from ragtap.pipeline.batch import assess_batch
+    from ragtap.evaluation.jobs import assess_batches, batches_of, default_jobs
     from ragtap.wiring import build_embedder, build_policy
 
     config = load_config(args.config)
@@ -66,8 +55,9 @@ def run(args: argparse.Namespace) -> int:
         # Not an error (a log of a proxy that saw non-RAG traffic has such lines), but easy to miss in the summary.
         print(f"ragtap: warning: {without_documents} of {len(interactions)} lines have no documents: they are "
               "`unscored` (every grounding score needs the retrieved documents)", file=sys.stderr)
-    embedder = build_embedder(config, all_cores=True)  # offline: no request path to protect
     policy = build_policy(config)
+    batches = batches_of(interactions, args.batch)
+    jobs = max(1, min(args.jobs or default_jobs(), len(batches)))  # no more processes than batches
     out: IO[bytes] = output_file(args.out) if args.out else sys.stdout.buffer
     verdicts: Counter[str] = Counter()
     scores: dict[str, list[float]] = {m: [] for m in METRICS}
@@ -79,8 +69,10 @@ def run(args: argparse.Namespace) -> int:
 
         progress = tqdm(total=len(interactions), unit="interaction", file=sys.stderr)
     try:
-        for batch in chunks(interactions, max(1, args.batch)):
-            for interaction, assessment in zip(batch, assess_batch(batch, embedder, policy)):
+        # One job: this process, its embedder on every core (offline: no request path to protect).
+        scored = assess_batches(batches, policy, config, jobs=jobs, prepare=load_plugins, embedder=lambda: build_embedder(config, all_cores=True))
+        for batch, assessments in zip(batches, scored):
+            for interaction, assessment in zip(batch, assessments):
                 out.write(orjson.dumps(output_record(interaction, assessment)) + b"\n")
                 verdicts[assessment.verdict.value] += 1
                 poor += bool(assessment.poor_retrieval)
@@ -96,5 +88,5 @@ def run(args: argparse.Namespace) -> int:
             out.close()
         else:
             out.flush()
-    print(summary(verdicts, poor, scores, len(interactions), time.perf_counter() - started), file=sys.stderr)
+    print(summary(verdicts, poor, scores, len(interactions), time.perf_counter() - started, jobs), file=sys.stderr)
     return 0

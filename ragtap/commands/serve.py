@@ -4,9 +4,8 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import gc
+import functools
 import logging
-import signal
 import sys
 
 from ragtap.commands.common import CommandError, load_plugins
@@ -19,49 +18,55 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--upstream", help="the upstream's OpenAI base URL, e.g. https://api.openai.com/v1")
     p.add_argument("--host", help="listen address (default 127.0.0.1)")
     p.add_argument("--port", type=int, help="listen port (default 8787)")
+    p.add_argument("--workers", help='processes serving the port (default 1; "auto": one per core); docs/scaling.md')
     p.set_defaults(func=run)
 
 
-async def _serve(config) -> None:  # type: ignore[no-untyped-def]
-    from ragtap.proxy.open_files import raise_open_files_limit
-    from ragtap.proxy.server import ListenError, RagtapServer
-
-    raise_open_files_limit()  # every client connection is a file descriptor: take what the hard limit allows
-
-    stop = asyncio.Event()
-    loop = asyncio.get_running_loop()
-    for sig in (signal.SIGINT, signal.SIGTERM):
-        loop.add_signal_handler(sig, stop.set)
-    server = RagtapServer(config)
-    try:
-        await server.start()
-    except ListenError as error:  # the port is taken, the host is not this machine's, ... (names the listener)
-        await server.stop()
-        raise CommandError(f"cannot listen on {error.address}: {error.strerror or error}") from None
-    except OSError as error:
-        await server.stop()
-        raise CommandError(f"cannot start: {error.strerror or error}") from None
-    # Everything allocated so far (the model, the app) lives as long as the process: freeze it out of the
-    # collector's view, so a full collection does not stall the event loop for tens of milliseconds.
-    gc.collect()
-    gc.freeze()
-    # The event loop shares the GIL with the scoring thread and the thread that parses very large bodies; with
-    # Python's default switch interval (5 ms) either can keep the loop waiting 5 ms at a time.  At 1 ms the hostile
-    # soak's normal-request p99 went from 4.1x to 1.9x its calm p99, with no measurable throughput cost
-    # (bench/hostile_soak.py, bench/run.py --quick, same session; docs/reliability.md).
-    sys.setswitchinterval(GIL_SWITCH_INTERVAL_S)
-    triage = server.triage_url or f"{server.triage_unavailable}"
-    print(f"ragtap listening on {server.base_url} -> {_redacted(config.server.upstream)}; triage page: {triage}", file=sys.stderr, flush=True)
+def _banner(config, base_url: str, triage: str, workers: str = "") -> None:  # type: ignore[no-untyped-def]
+    """The start-up lines (once, however many workers): where ragtap listens and forwards, the triage page, the store."""
+    print(f"ragtap listening on {base_url} -> {_redacted(config.server.upstream)}; triage page: {triage}{workers}", file=sys.stderr, flush=True)
     print(capture_line(config), file=sys.stderr, flush=True)
-    log.info("%s", startup_summary(config, server.base_url))
-    await _warn_if_unresolvable(config)
-    await stop.wait()
+    log.info("%s", startup_summary(config, base_url))
+
+
+def _shutting_down() -> None:
     print("ragtap: shutting down (finishing in-flight requests, draining scoring)", file=sys.stderr, flush=True)
-    await server.stop()
+
+
+async def _serve(config) -> None:  # type: ignore[no-untyped-def]
+    """One process serving (the default, `[server] workers = 1`)."""
+    from ragtap.supervisor.process import CannotServe, serve
+
+    async def started(server) -> None:  # type: ignore[no-untyped-def]
+        _banner(config, server.base_url, server.triage_url or f"{server.triage_unavailable}")
+        await _warn_if_unresolvable(config)
+
+    try:
+        await serve(config, started=started, stopping=_shutting_down)
+    except CannotServe as error:  # the port is taken, the host is not this machine's, ... (names the listener)
+        raise CommandError(str(error)) from None
+
+
+def _supervise(config, count: int) -> int:  # type: ignore[no-untyped-def]
+    """`count` worker processes on one port (ragtap/supervisor/)."""
+    from ragtap.supervisor.process import CannotServe
+    from ragtap.supervisor.supervisor import StartFailed, supervise
+
+    def announce(first, opened) -> None:  # type: ignore[no-untyped-def]
+        _banner(opened.config, first.base_url, first.triage, f" ({count} workers, {opened.mode})")
+
+    async def worker_started(server) -> None:  # type: ignore[no-untyped-def]
+        if server.worker.leads:  # one warning, not one per worker
+            await _warn_if_unresolvable(config)
+
+    try:
+        return supervise(config, count, announce=announce, stopping=_shutting_down, on_started=worker_started,
+                         prepare=functools.partial(_prepare_worker, config.log.level, config.log.format))
+    except (CannotServe, StartFailed) as error:
+        raise CommandError(str(error)) from None
 
 
 log = logging.getLogger("ragtap.serve")
-GIL_SWITCH_INTERVAL_S = 0.001
 _KEPT = {"flagged": "every verdict but grounded, and poor retrieval", "all": "every scored interaction"}
 
 
@@ -79,12 +84,12 @@ def capture_line(config: Config) -> str:
 
 
 def startup_summary(config, base_url: str) -> str:  # type: ignore[no-untyped-def]
-    """One line with what this process does: where it listens and forwards, what it scores and exports, its limits."""
+    """One line with what ragtap does: where it listens and forwards, what it scores and exports, its limits."""
     c = config
     exporters = [name for name, on in (("prometheus", c.prometheus.enabled), ("otel", c.otel.enabled),
                                        ("jsonl", bool(c.log.interactions_path)), ("judge", c.judge.enabled)) if on]
     return (
-        f"ragtap started: listening={base_url} upstream={_redacted(c.server.upstream)} inject={c.inject.enabled} "
+        f"ragtap started: listening={base_url} workers={c.server.worker_count} upstream={_redacted(c.server.upstream)} inject={c.inject.enabled} "
         f"scoring={'on embedder=' + c.scoring.embedder if c.scoring.enabled else 'off'} exporters={','.join(exporters) or 'none'} "
         f"clients=header {c.clients.header_timeout_s:g}s/body {c.clients.body_timeout_s:g}s/idle {c.clients.idle_timeout_s:g}s/"
         f"max {c.clients.max_connections} replies=body {c.replies.max_body_bytes} B/kept {c.replies.max_kept_chars} chars "
@@ -120,19 +125,25 @@ def _redacted(url: str) -> str:
 def run(args: argparse.Namespace) -> int:
     load_plugins()
     try:
-        config = load_config(args.config, flags={"server": {"upstream": args.upstream, "host": args.host, "port": args.port}})
+        config = load_config(args.config, flags={"server": {"upstream": args.upstream, "host": args.host, "port": args.port,
+                                                            "workers": args.workers}})
     except ConfigError as error:
         print(f"ragtap: config error: {error}", file=sys.stderr)
         return 2
     from ragtap.commands.logs import configure_logging
 
     configure_logging(config.log.level, config.log.format)
-    runner = asyncio.run
-    try:
-        import uvloop
+    if config.server.worker_count > 1:
+        return _supervise(config, config.server.worker_count)
+    from ragtap.supervisor.process import event_loop_runner
 
-        runner = uvloop.run  # type: ignore[assignment]
-    except ImportError:
-        pass
-    runner(_serve(config))
+    event_loop_runner()(_serve(config))
     return 0
+
+
+def _prepare_worker(level: str, fmt: str) -> None:
+    """A worker's set-up: the plugins and the logging (a forked worker inherited both; a spawned one did not)."""
+    from ragtap.commands.logs import configure_logging
+
+    load_plugins()
+    configure_logging(level, fmt)

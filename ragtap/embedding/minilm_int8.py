@@ -25,7 +25,10 @@ import hashlib
 import logging
 import os
 import tempfile
+import threading
+import weakref
 from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import numpy as np
@@ -191,18 +194,78 @@ class MiniLMInt8Embedder(MiniLMEmbedder):
     One text per model run, so no padding is ever computed and attention needs no mask.  With int8 GEMMs the
     padding of a length-sorted batch costs more than larger GEMMs save: 908 shared-data texts on one core, texts
     per CPU second with a padding mask: batch 1 197-220, 2 208-227, 3 217, 4 204, 8 164; one text per run
-    without the mask: 239-244.
+    without the mask: 239-244.  Batches of texts of one exact length need no padding, but the activations are
+    quantised per run with one scale for the whole input, so a text's vector would then depend on the texts it
+    shares a run with (up to 0.047 per component on long passages): the embedding cache and `ragtap score --jobs`
+    rely on a text always getting the same vector, so it stays one text per run.
+
+    `threads` (the `intra_op_threads` of the other embedders): how many runs go at once, each on one onnxruntime
+    thread.  Splitting one short run over threads costs more in synchronisation than it saves (2,504 SQuAD texts:
+    18% more CPU with two intra-op threads, 9% with two runs at once), so a call with many texts runs several texts
+    in parallel instead, the longest first so that the last runs to finish are short ones.
     """
 
     name = "all-MiniLM-L6-v2@onnx-int8"
     disabled_optimizers = ("SkipLayerNormFusion",)
 
     def __init__(self, *, intra_op_threads: int = 1, cache_dir: str | Path | None = None) -> None:
+        if intra_op_threads < 1:
+            raise ValueError("intra_op_threads must be >= 1")
         self._cache_dir = Path(cache_dir) if cache_dir is not None else None
-        super().__init__(batch_size=1, intra_op_threads=intra_op_threads)
+        self.threads = intra_op_threads
+        super().__init__(batch_size=1, intra_op_threads=1)
+        self._pool: ThreadPoolExecutor | None = None
+        self._pool_lock = threading.Lock()
+        # A process forked from this one (`ragtap score --jobs`) has none of the pool's threads: it makes its own.
+        forget = weakref.WeakMethod(self._forget_pool)
+        os.register_at_fork(after_in_child=lambda: (method := forget()) is not None and method())
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
-        return self._embed(texts, 1)  # never padded: the graph has no attention mask
+        out = np.empty((len(texts), self.dim), dtype=np.float32)
+        if not texts:
+            return out
+        encodings = self._tokenizer.encode_batch_fast(list(texts))
+        order = sorted(range(len(texts)), key=lambda i: len(encodings[i].ids), reverse=True)
+
+        def run(row: int) -> None:
+            input_ids = np.asarray(encodings[row].ids, dtype=np.int64)[None, :]
+            out[row] = self._session.run([OUTPUT], {"input_ids": input_ids, "attention_mask": np.ones_like(input_ids)})[0][0]
+
+        helpers = min(self.threads, len(order)) - 1
+        if helpers < 1:
+            for row in order:
+                run(row)
+            return out
+        # Every thread (this one too) takes the next longest text until none is left: onnxruntime releases the GIL
+        # while it runs, so the texts are embedded in parallel.
+        pending = iter(order)
+        lock = threading.Lock()
+
+        def drain() -> None:
+            while True:
+                with lock:
+                    row = next(pending, None)
+                if row is None:
+                    return
+                run(row)
+
+        futures = [self._executor().submit(drain) for _ in range(helpers)]
+        try:
+            drain()
+        finally:
+            for future in futures:
+                future.result()  # waits for the helpers, and re-raises what failed in them
+        return out
+
+    def _executor(self) -> ThreadPoolExecutor:
+        with self._pool_lock:
+            if self._pool is None:
+                self._pool = ThreadPoolExecutor(self.threads - 1, thread_name_prefix="ragtap-embed")
+            return self._pool
+
+    def _forget_pool(self) -> None:
+        self._pool = None
+        self._pool_lock = threading.Lock()
 
     def _model_bytes(self, model_dir: Path) -> bytes:
         return load_or_build(model_dir, self.config, self._cache_dir)

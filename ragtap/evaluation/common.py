@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 from ragtap.config import Config
 from ragtap.evaluation.generate import GenerationRun, GenerationSettings
-from ragtap.pipeline.batch import assess_batch
+from ragtap.evaluation.jobs import assess_batches, batches_of
 from ragtap.records import assessment_fields
 from ragtap.types import Assessment, Document, Interaction
 from ragtap.wiring import build_policy
@@ -34,6 +34,7 @@ class RunOptions:
     top_k: int = 3
     quiet: bool = False
     plots: bool = True
+    jobs: int = 1  # processes scoring in parallel (ragtap.evaluation.jobs); the CLI's default is one per core
 
     @property
     def generation_cache(self) -> Path:
@@ -41,17 +42,19 @@ class RunOptions:
 
 
 def score_offline(
-    interactions: Sequence[Interaction], embedder: Embedder, config: Config, *, desc: str = "scoring", batch: int = 128, quiet: bool = False
+    interactions: Sequence[Interaction], embedder: Embedder, config: Config, *, desc: str = "scoring", batch: int = 128, quiet: bool = False,
+    jobs: int = 1,
 ) -> list[Assessment]:
-    """ragtap's scoring core over interactions that need no generation (an answer of None scores QRD only)."""
+    """ragtap's scoring core over interactions that need no generation (an answer of None scores QRD only); with
+    `jobs` > 1 the batches are spread over processes (same results, same order)."""
     from tqdm import tqdm
 
     out: list[Assessment] = []
-    rules = build_policy(config)
+    batches = batches_of(interactions, batch)
+    scored = assess_batches(batches, build_policy(config), config, jobs=jobs, embedder=lambda: embedder)
     with tqdm(total=len(interactions), desc=desc, unit="interaction", file=sys.stderr, disable=quiet) as bar:
-        for start in range(0, len(interactions), batch):
-            part = interactions[start : start + batch]
-            out.extend(assess_batch(part, embedder, rules))
+        for part, assessments in zip(batches, scored):
+            out.extend(assessments)
             bar.update(len(part))
     return out
 

@@ -5,9 +5,11 @@ interaction: the texts and the assessment (`ragtap score`'s output format) plus 
 the `trace_id` / `span_id`, `latency_ms`, `tokens` (prompt, answer, supporting), `user` and `session`.
 
 The event loop only puts the interaction on a bounded queue; a writer thread redacts it (`[privacy]`: texts,
-claims, user and session ids, through the same `Redactor` as the capture store), serialises and writes it and
-flushes as soon as the queue is drained (at most `flush_interval_s` after a line arrives), so the log is current
-while ragtap runs, not only at shutdown.  A full queue (the disk stalls) drops lines and counts them (`dropped`).
+claims, user and session ids, through the same `Redactor` as the capture store), serialises it and writes the lines
+gathered so far as soon as the queue is drained (at most `flush_interval_s` after a line arrives), so the log is
+current while ragtap runs, not only at shutdown.  A full queue (the disk stalls) drops lines and counts them
+(`dropped`).  Each write is whole lines in one `write()` to a file opened for appending (no buffer that could split
+a line), so the workers of `ragtap serve --workers N` append to one log without interleaving their lines.
 """
 
 from __future__ import annotations
@@ -61,7 +63,7 @@ def log_record(interaction: Interaction, assessment: Assessment, redactor: Redac
 class JsonlExporter(Exporter):
     def __init__(self, path: str, *, flush_every: int = 64, flush_interval_s: float = 0.5, queue_size: int = 10_000,
                  close_timeout_s: float = 5.0, redactor: Redactor = NO_REDACTION) -> None:
-        self._file: IO[bytes] = open(path, "ab")  # noqa: SIM115 - lives as long as the exporter
+        self._file: IO[bytes] = open(path, "ab", buffering=0)  # noqa: SIM115 - lives as long as the exporter
         self.path = path
         self.redactor = redactor
         self._flush_every = max(1, flush_every)  # lines between flushes under a steady stream, at most
@@ -84,29 +86,44 @@ class JsonlExporter(Exporter):
             self.dropped += 1
 
     def _write_loop(self) -> None:
-        pending = 0
+        pending: list[bytes] = []
         last_flush = time.monotonic()
         while True:
             try:
                 queued = self._queue.get(timeout=self._flush_interval_s)
             except queue.Empty:
                 queued = None
-            if queued is _STOP:
-                break
-            try:
-                if queued is not None:
+            stopping = queued is _STOP
+            if queued is not None and not stopping:
+                try:
                     interaction, assessment, finished = queued
-                    self._file.write(orjson.dumps(log_record(interaction, assessment, self.redactor, finished)) + b"\n")
-                    self.written += 1
-                    pending += 1
-                due = time.monotonic() - last_flush >= self._flush_interval_s or pending >= self._flush_every
-                if pending and (self._queue.empty() or due):
-                    self._file.flush()
-                    pending, last_flush = 0, time.monotonic()
-            except Exception as error:  # a full disk (or a line that cannot be written): count, keep going
-                self.failures += 1
-                if self.failures == 1 or self.failures % 1000 == 0:
-                    log.warning("interaction log %s: write failed (%d so far): %s", self.path, self.failures, error)
+                    pending.append(orjson.dumps(log_record(interaction, assessment, self.redactor, finished)) + b"\n")
+                except Exception as error:  # a line that cannot be written: count, keep going
+                    self._failed(error)
+            due = time.monotonic() - last_flush >= self._flush_interval_s or len(pending) >= self._flush_every
+            if pending and (self._queue.empty() or due or stopping):
+                lines, pending = pending, []
+                self._write(lines)
+                last_flush = time.monotonic()
+            if stopping:
+                break
+
+    def _write(self, lines: list[bytes]) -> None:
+        try:
+            data = memoryview(b"".join(lines))
+            while data:  # a raw file may take part of a write
+                taken = self._file.write(data)
+                if not taken:
+                    raise OSError("the file took no bytes")
+                data = data[taken:]
+            self.written += len(lines)
+        except Exception as error:  # a full disk: count, keep going (the next write may succeed)
+            self._failed(error)
+
+    def _failed(self, error: Exception) -> None:
+        self.failures += 1
+        if self.failures == 1 or self.failures % 1000 == 0:
+            log.warning("interaction log %s: write failed (%d so far): %s", self.path, self.failures, error)
 
     def shutdown(self) -> None:
         if self._closed:

@@ -62,7 +62,9 @@ class JudgePrometheusMetrics:
         self.calls = Counter("ragtap_judge_calls_total", "Judge calls, by outcome", ["outcome"], registry=r)
         self.tokens = Counter("ragtap_judge_tokens_total", "Judge tokens reported in usage", ["kind"], registry=r)
         self.skipped = Counter("ragtap_judge_skipped_total", "Interactions not judged, by reason", ["reason"], registry=r)
-        self.budget_remaining = Gauge("ragtap_judge_budget_remaining_tokens", "Judge tokens left today (UTC)", registry=r)
+        # Several workers (`ragtap serve --workers N`) each hold a share of the budget: what is left is their sum.
+        self.budget_remaining = Gauge("ragtap_judge_budget_remaining_tokens", "Judge tokens left today (UTC)", registry=r,
+                                      multiprocess_mode="livesum")
         for metric in METRIC_NAMES:  # export zeros from the start, so rate() works before the first event
             self.score.labels(metric)
             self.nulls.labels(metric)

@@ -12,6 +12,14 @@ Usage (the proxy serves the metrics on its own port)::
 
 Every exporter owns its `CollectorRegistry` (never the process-global one), so several apps and tests coexist.
 
+Several processes, one /metrics (`ragtap serve --workers N`, ragtap/supervisor/): the supervisor points
+prometheus_client's multiprocess mode at a directory of its own (`PROMETHEUS_MULTIPROC_DIR`), so every counter and
+histogram of every worker lives in a memory-mapped file there, and whichever worker answers a scrape renders the
+sum over all of them, dead workers' counts included (a counter never goes back when a worker is replaced).  A gauge
+says how it combines (`multiprocess_mode`: the queue depths add up over the live workers).  Collectors that
+compute their values at scrape time (the exporter-error callbacks, the capture store's counters) see only their own
+process: `_Mirror` copies their values into multiprocess metrics every `MIRROR_EVERY_S` and before each scrape.
+
 Label cardinality is bounded by construction: `route` takes one of `ROUTES` or "other"; `model` takes a value from
 the configured list or one of the first `max_models` models seen, everything else is "other" (and "unknown" when
 the request named none); `verdict`, `metric`, `kind`, `outcome` and `injected` come from fixed sets; the free
@@ -26,8 +34,9 @@ import threading
 from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any
 
-from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
+from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, values
 from prometheus_client.core import CounterMetricFamily
+from prometheus_client.metrics import MetricWrapperBase
 from prometheus_client.exposition import CONTENT_TYPE_LATEST, generate_latest
 from prometheus_client.openmetrics import exposition as openmetrics
 
@@ -36,6 +45,8 @@ from ragtap.exchange import ExchangeRecord
 from ragtap.exporters.base import Exporter
 from ragtap.exporters.semconv import SCORE_BUCKETS
 from ragtap.exporters.settings import PrometheusSettings
+from ragtap.guard.decision import OUTCOMES as GUARD_OUTCOMES
+from ragtap.guard.settings import ACTIONS as GUARD_ACTIONS
 from ragtap.recognise import FIELD_PROBLEMS, REASONS
 from ragtap.types import METRICS, Assessment, Interaction, Verdict
 
@@ -63,6 +74,84 @@ ADDED_BUCKETS: tuple[float, ...] = (0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0
 SCORING_BUCKETS: tuple[float, ...] = (0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60)
 
 _REASON_RE = re.compile(r"[^a-z0-9_]+")
+MIRROR_EVERY_S = 1.0
+
+
+def multiprocess_mode() -> bool:
+    """True in a worker of `ragtap serve --workers N`: metric values live in the supervisor's shared directory."""
+    return bool(getattr(values.ValueClass, "_multiprocess", False))
+
+
+class _Registry(CollectorRegistry):
+    """A registry that remembers which of its collectors compute their values at scrape time (everything that is
+    not one of prometheus_client's metric objects): only those need `_Mirror` in multiprocess mode."""
+
+    def __init__(self) -> None:
+        super().__init__(auto_describe=True)
+        self.computed: list[Any] = []
+
+    def register(self, collector: Any) -> None:
+        super().register(collector)
+        if not isinstance(collector, MetricWrapperBase):
+            self.computed.append(collector)
+
+
+class _Mirror:
+    """Copies the values of scrape-time collectors into multiprocess metrics of the same names: a counter grows by
+    what its source grew since the last copy (so a restarted worker's fresh count adds to its predecessor's), a
+    gauge is set and summed over the live workers.  Runs on its own thread every `MIRROR_EVERY_S`, and before
+    each scrape; stopped (after a last copy) at shutdown."""
+
+    def __init__(self, collectors: list[Any]) -> None:
+        self._collectors = collectors
+        self._metrics: dict[str, Any] = {}
+        self._copied: dict[tuple[str, tuple[tuple[str, str], ...]], float] = {}
+        self._lock = threading.Lock()
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, name="ragtap-metrics-mirror", daemon=True)
+        self._thread.start()
+
+    def _run(self) -> None:
+        while not self._stop.wait(MIRROR_EVERY_S):
+            self.copy()
+
+    def stop(self) -> None:
+        self._stop.set()
+        self._thread.join(MIRROR_EVERY_S + 1)
+        self.copy()
+
+    def copy(self) -> None:
+        with self._lock:
+            for collector in list(self._collectors):
+                try:
+                    families = list(collector.collect())
+                except Exception:  # a broken source must not break the others (nor the scrape)
+                    continue
+                for family in families:
+                    if family.type in ("counter", "gauge"):
+                        self._copy_family(family)
+
+    def _copy_family(self, family: Any) -> None:
+        for sample in family.samples:
+            if family.type == "counter" and not sample.name.endswith("_total"):
+                continue  # `_created`: a per-process timestamp, meaningless summed
+            names = tuple(sorted(sample.labels))
+            metric = self._metrics.get(family.name)
+            if metric is None:
+                if family.type == "counter":
+                    metric = Counter(family.name, family.documentation, names, registry=None)
+                else:
+                    metric = Gauge(family.name, family.documentation, names, registry=None, multiprocess_mode="livesum")
+                self._metrics[family.name] = metric
+            child = metric.labels(**sample.labels) if names else metric
+            if family.type == "gauge":
+                child.set(sample.value)
+                continue
+            key = (family.name, tuple(sorted(sample.labels.items())))
+            grown = sample.value - self._copied.get(key, 0.0)
+            if grown > 0:
+                child.inc(grown)
+                self._copied[key] = sample.value
 
 
 def normalise_route(path: str | None) -> str:
@@ -120,7 +209,7 @@ class PrometheusExporter(Exporter):
 
     def __init__(self, settings: PrometheusSettings | None = None, registry: CollectorRegistry | None = None) -> None:
         self.settings = settings or PrometheusSettings()
-        self.registry = registry if registry is not None else CollectorRegistry(auto_describe=True)
+        self.registry = registry if registry is not None else _Registry()
         self._model = _BoundedLabel(self.settings.models, self.settings.max_models, reserved=(OTHER, UNKNOWN))
         self._reason = _BoundedLabel((), MAX_REASONS, reserved=(OTHER, UNKNOWN))
         self._error_sources: dict[str, Callable[[], float]] = {}
@@ -178,9 +267,16 @@ class PrometheusExporter(Exporter):
             "Exchanges whose overhead tokens could not be priced: the model has no entry in the [cost] table (by "
             "exact id or as a dated snapshot of one).", ["model"], registry=r)
 
+        # --- the guard -----------------------------------------------------------------------------------------
+        self.guard = Counter(
+            "ragtap_guard_total",
+            "Answers the guard handled, by action (annotate, strip, block, retry) and outcome: passed, annotated, "
+            "stripped, blocked, retried, unlocated (tripped, no sentence to remove), or released unchanged because of "
+            "timeout, scorer_error, overload, unscorable; incomplete (the app went away).", ["action", "outcome"], registry=r)
+
         # --- scoring pipeline ----------------------------------------------------------------------------------
         self.queue_depth_gauge = Gauge(
-            "ragtap_scoring_queue_depth", "Interactions waiting in the scoring queue.", registry=r)
+            "ragtap_scoring_queue_depth", "Interactions waiting in the scoring queue.", registry=r, multiprocess_mode="livesum")
         self.scoring_seconds = Histogram(
             "ragtap_scoring_duration_seconds", "Time to embed and score one interaction.",
             ["model"], buckets=SCORING_BUCKETS, registry=r)
@@ -233,6 +329,7 @@ class PrometheusExporter(Exporter):
             "Client connections ragtap closed or requests it refused, by reason: idle_timeout, header_timeout, "
             "body_timeout, connection_limit.", ["reason"], registry=r)
         r.register(_ErrorSourcesCollector(self._error_sources))
+        self._mirror = _Mirror(getattr(r, "computed", [])) if multiprocess_mode() else None
 
     # ------------------------------------------------------------------------------------------------- helpers
     def model_label(self, model: str | None) -> str:
@@ -252,10 +349,22 @@ class PrometheusExporter(Exporter):
         self._error_sources[_REASON_RE.sub("_", source.lower())[:40] or UNKNOWN] = read
 
     def render(self, accept: str | None = None) -> tuple[bytes, str]:
-        """The exposition body and its content type (OpenMetrics when the scraper's Accept header asks for it)."""
+        """The exposition body and its content type (OpenMetrics when the scraper's Accept header asks for it).
+        In a worker of several: the sum over every worker, read from the shared directory."""
+        registry: CollectorRegistry = self.registry
+        if self._mirror is not None:
+            from prometheus_client.multiprocess import MultiProcessCollector
+
+            self._mirror.copy()  # this worker's scrape-time values, fresh
+            registry = CollectorRegistry()
+            MultiProcessCollector(registry)
         if accept and "application/openmetrics-text" in accept:
-            return openmetrics.generate_latest(self.registry), openmetrics.CONTENT_TYPE_LATEST
-        return generate_latest(self.registry), CONTENT_TYPE_LATEST
+            return openmetrics.generate_latest(registry), openmetrics.CONTENT_TYPE_LATEST
+        return generate_latest(registry), CONTENT_TYPE_LATEST
+
+    def shutdown(self) -> None:
+        if self._mirror is not None:
+            self._mirror.stop()  # the last counts of this worker, before it exits
 
     # --------------------------------------------------------------------------------------------------- hooks
     def _child(self, metric: Any, *labels: str) -> Any:
@@ -310,6 +419,10 @@ class PrometheusExporter(Exporter):
                 self._child(self.overhead_cost, model).inc(overhead.cost_usd)
             elif overhead.cost_usd is None and (overhead.input_tokens or overhead.output_tokens):
                 self._child(self.overhead_unpriced, model).inc()
+        guard = exchange.guard
+        if guard is not None:
+            self._child(self.guard, guard.action if guard.action in GUARD_ACTIONS else OTHER,
+                        guard.outcome if guard.outcome in GUARD_OUTCOMES else OTHER).inc()
 
     def passthrough_finished(self, exchange: ExchangeRecord) -> None:
         route = normalise_route(exchange.route)

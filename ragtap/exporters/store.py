@@ -60,6 +60,7 @@ def captured_interaction(interaction: Interaction, assessment: Assessment, thres
     latency = exchange.total_seconds if exchange is not None else None
     output, supporting = (exchange.output_tokens, exchange.supporting_tokens) if exchange is not None else (None, None)
     answer_tokens = output - supporting if output is not None and supporting is not None else output
+    guard = exchange.guard if exchange is not None else None
     return CapturedInteraction(
         id=uuid.uuid4().hex,
         time=finished_epoch(exchange),
@@ -84,6 +85,9 @@ def captured_interaction(interaction: Interaction, assessment: Assessment, thres
         user=exchange.user if exchange is not None else None,
         session=exchange.session if exchange is not None else None,
         rag_source=exchange.rag_source if exchange is not None else None,
+        guard_action=guard.action if guard is not None else None,
+        guard_outcome=guard.outcome if guard is not None else None,
+        delivered_answer=guard.delivered_answer if guard is not None else None,
     )
 
 

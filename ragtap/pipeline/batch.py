@@ -5,6 +5,10 @@ retrieved documents recur across interactions, so de-duplicating texts saves wor
 The texts of one interaction are its question, answer and supporting content, the passages of its documents
 (long documents cut to the embedder's window), and the claims (sentences, list items) of the answer and of the
 supporting content; a one-sentence answer is its own claim, so it costs nothing extra.
+
+A second, smaller call embeds QRD's windows: short windows of words inside the passage closest to each question
+(`_question_windows`).  Which passage that is depends on the first call's vectors; a passage no longer than one
+window adds nothing.
 """
 
 from __future__ import annotations
@@ -18,8 +22,8 @@ import numpy as np
 
 from ragtap.pipeline.limits import ScoringLimits, bound
 from ragtap.scoring.claims import Claim, ClaimThresholds, Evidence, judge_claim, judge_short_answer, split_claims, verified
-from ragtap.scoring.metrics import compute_scores
-from ragtap.scoring.passages import DEFAULT_MAX_WORDS, Passage, split_passages
+from ragtap.scoring.metrics import closest_passage, compute_scores
+from ragtap.scoring.passages import DEFAULT_MAX_WORDS, DEFAULT_QRD_WINDOW_WORDS, Passage, question_windows, split_passages
 from ragtap.scoring.refusal import DEFAULT_REFUSAL_DETECTOR, RefusalDetector
 from ragtap.scoring.verdict import assess
 from ragtap.types import Assessment, ClaimSupport, Interaction, Thresholds
@@ -38,6 +42,7 @@ class ScoringPolicy:
     claim_level: bool = True  # off: whole-text scores only (cheaper; no unsupported sentence can be named)
     limits: ScoringLimits = field(default_factory=ScoringLimits)
     verifier: ClaimVerifier | None = None  # [claims.verifier]: the user's model, judging the claims again
+    qrd_window_words: int = DEFAULT_QRD_WINDOW_WORDS  # QRD also looks at windows this long (0: whole passages only)
 
 
 class _TextTable:
@@ -76,7 +81,7 @@ def _plan(item: Interaction, table: _TextTable, policy: ScoringPolicy) -> _Plan:
     passages = passages[: policy.limits.max_passages]
     # Claims are judged only against documents: without any there is nothing to ground on.
     judge = policy.claim_level and bool(passages)
-    answer_claims = _without_refusals(split_claims(answer), policy.refusal) if answer and judge else []
+    answer_claims = without_refusals(split_claims(answer), policy.refusal) if answer and judge else []
     supporting_claims = split_claims(supporting) if supporting and judge else []
     return _Plan(
         question=table.add(item.question),
@@ -96,7 +101,7 @@ def _claim_row(table: _TextTable, claim: Claim) -> int | None:
     return None if claim.not_judged is not None else table.add(claim.checked_text)
 
 
-def _without_refusals(claims: list[Claim], refusal: RefusalDetector) -> list[Claim]:
+def without_refusals(claims: list[Claim], refusal: RefusalDetector) -> list[Claim]:
     """A sentence that declines ("the passages do not mention X") says nothing about the world: not judged.  The
     answer's other sentences still are (an answer may decline, then add what it invented)."""
     return [dataclasses.replace(c, not_judged="refusal") if c.not_judged is None and refusal.find(c.text) else c for c in claims]
@@ -130,10 +135,26 @@ def _claims(plan: _Plan, vectors: np.ndarray, policy: ScoringPolicy, question: s
     return (*answer, *judged)
 
 
+def _question_windows(plans: Sequence[_Plan], vectors: np.ndarray, embedder: Embedder, policy: ScoringPolicy) -> list[np.ndarray | None]:
+    """Per interaction, the vectors of the windows of the passage closest to its question (None: no windows),
+    all embedded in one call."""
+    table = _TextTable()
+    rows: list[list[int] | None] = []
+    for plan in plans:
+        closest = None if plan.question is None else closest_passage(vectors[plan.question], vectors[plan.passage_rows])
+        windows = [] if closest is None else question_windows(plan.passages[closest], policy.qrd_window_words)
+        rows.append([table.add(w.text) for w in windows] or None)  # type: ignore[misc]
+    if not table.rows:
+        return [None] * len(plans)
+    window_vectors = embedder.embed(list(table.rows))
+    return [None if r is None else window_vectors[r] for r in rows]
+
+
 def assess_batch(interactions: Sequence[Interaction], embedder: Embedder, policy: ScoringPolicy) -> list[Assessment]:
     table = _TextTable()
     plans = [_plan(item, table, policy) for item in interactions]
     vectors = embedder.embed(list(table.rows)) if table.rows else np.zeros((0, 1), dtype=np.float32)
+    windows = _question_windows(plans, vectors, embedder, policy)
 
     def row(index: int | None) -> np.ndarray | None:
         return None if index is None else vectors[index]
@@ -142,10 +163,10 @@ def assess_batch(interactions: Sequence[Interaction], embedder: Embedder, policy
     if policy.verifier is not None:
         claims = _verified(claims, plans, policy)
     results = []
-    for item, plan, judged in zip(interactions, plans, claims):
+    for item, plan, judged, window_matrix in zip(interactions, plans, claims, windows):
         passage_matrix = vectors[plan.passage_rows] if plan.passage_rows else np.zeros((0, vectors.shape[1]), dtype=np.float32)
         owners = [p.document for p in plan.passages]
-        scores = compute_scores(row(plan.question), passage_matrix, row(plan.supporting), row(plan.answer), owners)  # type: ignore[arg-type]
+        scores = compute_scores(row(plan.question), passage_matrix, row(plan.supporting), row(plan.answer), owners, window_matrix)  # type: ignore[arg-type]
         # Without retrieved documents there is nothing to ground on: SDRD/QRD/ARD cannot exist, so no verdict.
         reason = item.unscored_reason or (None if item.answer else "empty_answer") or (None if item.documents else "no_documents")
         results.append(
@@ -198,7 +219,8 @@ def _evidence_text(claim: ClaimSupport, plan: _Plan) -> str:
 
 def texts_to_embed(interactions: Sequence[Interaction], policy: ScoringPolicy) -> list[str]:
     """The distinct texts `assess_batch` would embed for these interactions (questions, passages, answers,
-    supports and claims), in its order: what an embedder's fidelity must be judged on."""
+    supports and claims), in its order: what an embedder's fidelity must be judged on.  QRD's windows are left
+    out: which passage they come from depends on these texts' vectors."""
     table = _TextTable()
     for item in interactions:
         _plan(item, table, policy)

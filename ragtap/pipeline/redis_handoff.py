@@ -58,8 +58,9 @@ class HandoffMetrics:
                 "ragtap_handoff", "Interactions handed to scoring through Redis, by result: sent, stream_full (shed), "
                 "fallback (scored locally: Redis down or the outbox full).", ["result"], registry=registry,
             )
+            # Several workers (`ragtap serve --workers N`): 0 as soon as one of them falls back.
             self._up = Gauge("ragtap_handoff_redis_up", "1 while the proxy hands interactions to Redis, 0 while it falls back.",
-                             registry=registry)
+                             registry=registry, multiprocess_mode="livemin")
             self._up.set(1)
 
     def count(self, result: str, n: int = 1) -> None:

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import os
 import threading
 import time
 from collections.abc import Sequence
@@ -21,13 +22,15 @@ from typing import TYPE_CHECKING
 
 from aiohttp import web
 
-from ragtap.config import Config
+from ragtap.config import Config, WorkerRole
 from ragtap.exporters.base import Exporter, ExporterSet
+from ragtap.pipeline.guard_lane import GuardLane
 from ragtap.pipeline.queue import ScoringQueue
 from ragtap.pipeline.redis_handoff import RedisHandoff
 from ragtap.proxy.chat import handle_chat
 from ragtap.proxy.clients import BODY_TIMEOUT, ClientLimits, ConnectionWatchdog
 from ragtap.proxy.errors import RAGTAP_ERROR_CODE, in_anthropic_shape, openai_error
+from ragtap.proxy.guarding import Guarding
 from ragtap.proxy.messages import handle_messages
 from ragtap.proxy.passthrough import handle_passthrough
 from ragtap.proxy.requestlog import request_log
@@ -54,6 +57,7 @@ if TYPE_CHECKING:
 log = logging.getLogger("ragtap.proxy")
 
 PROMETHEUS: web.AppKey[PrometheusExporter | None] = web.AppKey("ragtap_prometheus")
+WORKER: web.AppKey[WorkerRole] = web.AppKey("ragtap_worker", WorkerRole)
 WATCHDOG: web.AppKey[ConnectionWatchdog] = web.AppKey("ragtap_client_watchdog", ConnectionWatchdog)
 
 
@@ -142,7 +146,23 @@ async def _health(request: web.Request) -> web.Response:
     body: dict[str, object] = {"status": "ok", "scoring_queue": depth}
     if isinstance(state.scoring, RedisHandoff):  # "fallback": Redis is down, this proxy scores locally meanwhile
         body["handoff"] = "redis" if state.scoring.redis_up else "fallback"
+    worker = request.app[WORKER]
+    if worker.count > 1:  # which of `ragtap serve --workers N`'s processes answered
+        body["worker"] = worker.index
+        body["pid"] = os.getpid()
     return web.json_response(body)
+
+
+def _worker_header(index: int, always: bool):  # type: ignore[no-untyped-def]
+    """With several workers, a response to a request that asked for ragtap's debug headers (`x-ragtap-debug: 1`,
+    or `[server] debug_headers`) says which worker answered it: `x-ragtap-worker: <index>`, streams included."""
+    value = str(index)
+
+    async def name_the_worker(request: web.Request, response: web.StreamResponse) -> None:
+        if always or request.headers.get("x-ragtap-debug") == "1":
+            response.headers["x-ragtap-worker"] = value
+
+    return name_the_worker
 
 
 def build_app(
@@ -151,10 +171,14 @@ def build_app(
     embedder: Embedder | None = None,
     exporters: Sequence[Exporter] | None = None,
     steps: ExchangeSteps | None = None,
+    worker: WorkerRole | None = None,
 ) -> web.Application:
     """The proxy app.  `embedder`/`exporters` replace the configured ones (the demo and tests pass their own);
-    `steps` plug into the exchange path's seams (`proxy/exchange_path/seams.py`)."""
-    built = build_exporters(config) if exporters is None else BuiltExporters(list(exporters), redactor=build_redactor(config))
+    `steps` plug into the exchange path's seams (`proxy/exchange_path/seams.py`); `worker`: which of
+    `ragtap serve --workers N`'s processes builds it."""
+    worker = worker or WorkerRole()
+    built = (build_exporters(config, worker) if exporters is None
+             else BuiltExporters(list(exporters), redactor=build_redactor(config), worker=worker))
     if exporters is not None:  # the capture store is a part of ragtap, not an exporter a caller replaces
         built.exporters.extend(build_capture(config, built))
     prometheus = built.prometheus
@@ -163,6 +187,7 @@ def build_app(
         prometheus.watch_errors("hooks", lambda: float(exporter.errors))
     scoring: ScoringQueue | RedisHandoff | None = None
     online_judge = None
+    guard_lane: GuardLane | None = None
     if config.scoring.enabled:
         local = ScoringQueue(
             embedder if embedder is not None else build_embedder(config),
@@ -178,6 +203,12 @@ def build_app(
         online_judge = build_online_judge(config, local.embedder, exporter, built)
         if online_judge is not None:
             exporter.add(online_judge)
+        # The guard (docs/guard.md): always plugged in, since a request may ask for it even when `[guard] action` is
+        # off; its checks run in their own lane on the same embedder.
+        guard_lane = GuardLane(local.embedder, local.policy, max_in_flight=config.guard.max_in_flight)
+        guarding = Guarding(config.guard, guard_lane).steps()
+        steps = guarding if steps is None else ExchangeSteps((*steps.whole_reply, *guarding.whole_reply),
+                                                             (*steps.stream_gates, *guarding.stream_gates))
     server = config.server
     upstream = Upstream(
         UpstreamTarget.parse(server.upstream),
@@ -213,7 +244,10 @@ def build_app(
     app.router.add_get("/responses/{response_id}", handle_retrieve)
     app.router.add_route("*", "/{tail:.*}", handle_passthrough)
 
-    _add_lifecycle(app, server.shutdown_grace_s, upstream, scoring, online_judge, exporter, watchdog)
+    _add_lifecycle(app, server.shutdown_grace_s, upstream, scoring, online_judge, exporter, watchdog, guard_lane)
+    app[WORKER] = worker
+    if worker.count > 1:
+        app.on_response_prepare.append(_worker_header(worker.index, server.debug_headers))
     app[PROMETHEUS] = prometheus
     app[CAPTURE_STORE] = built.store
     return app
@@ -221,7 +255,7 @@ def build_app(
 
 def _add_lifecycle(
     app: web.Application, grace_s: float, upstream: Upstream, scoring: ScoringQueue | RedisHandoff | None, online_judge: OnlineJudge | None, exporter: ExporterSet,
-    watchdog: ConnectionWatchdog,
+    watchdog: ConnectionWatchdog, guard_lane: GuardLane | None = None,
 ) -> None:
     """Start the upstream client and the scoring worker with the app; stop them in order at shutdown.
 
@@ -248,6 +282,8 @@ def _add_lifecycle(
         if online_judge is not None:
             await online_judge.aclose(drain_timeout=grace_left())
         await upstream.close()
+        if guard_lane is not None:
+            guard_lane.close()
         await shutdown_exporters(exporter, max(grace_left(), 0.5))
 
     app.on_shutdown.append(note_shutdown)

@@ -18,8 +18,8 @@ from ragtap.exchange import note_usage
 from ragtap.prompts import prompt_text
 from ragtap.proxy.chat_stream import relay_injected, relay_observed
 from ragtap.proxy.exchange_path import (
-    Exchange, WholeReply, dumps, forward_json, forward_raw, parse_object, read_exchange, read_reply, request_bytes, respond,
-    retry_without_json_mode, score_later, send_json, settle_whole_reply,
+    Exchange, SecondReply, WholeReply, dumps, forward_json, forward_raw, parse_object, read_exchange, read_reply, request_bytes, respond,
+    retry_without_json_mode, score_later, send_again, send_json, settle_whole_reply,
 )
 from ragtap.proxy.inject import inject, without_ragtap_field
 from ragtap.proxy.upstream import response_headers
@@ -69,6 +69,7 @@ async def _injected(exchange: Exchange, body: dict[str, Any]) -> web.StreamRespo
             return retried
         upstream = retried
 
+    exchange.ask_again = lambda instruction: _ask_again(exchange, forwarded, instruction)  # seam (c), for the guard's retry
     streamed = forwarded.get("stream") is True
     data = await read_reply(exchange, upstream, (lambda: relay_injected(exchange, upstream, forward_usage=not added_usage)) if streamed else None)
     if not isinstance(data, bytes):
@@ -86,8 +87,24 @@ async def _injected(exchange: Exchange, body: dict[str, Any]) -> web.StreamRespo
     split = split_reply(message["content"], truncated=finish == "length")
     message["content"] = split.answer
     _note_completion(completion, exchange)
-    await settle_whole_reply(exchange, WholeReply(split, lambda text: message.__setitem__("content", text)), headers)
+    await settle_whole_reply(exchange, WholeReply(split, lambda text: message.__setitem__("content", text), completion), headers)
     return web.Response(status=upstream.status, body=dumps(completion) or data, headers=headers)
+
+
+async def _ask_again(exchange: Exchange, forwarded: dict[str, Any], instruction: str) -> SecondReply | None:
+    """Seam (c): the injected request once more, not streamed, with `instruction` as a last system message."""
+    again = {**forwarded, "messages": [*forwarded["messages"], {"role": "system", "content": instruction}], "stream": False}
+    again.pop("stream_options", None)
+    completion = await send_again(exchange, again)
+    message = _first_message(completion)
+    if completion is None or message is None or not isinstance(message.get("content"), str):
+        return None
+    split = split_reply(message["content"], truncated=completion["choices"][0].get("finish_reason") == "length")
+    return SecondReply(split, completion, _write_answer)
+
+
+def _write_answer(completion: dict[str, Any], text: str) -> None:
+    completion["choices"][0]["message"]["content"] = text
 
 
 async def _observed(exchange: Exchange, forwarded: dict[str, Any] | None) -> web.StreamResponse:

@@ -12,6 +12,7 @@ event, and the extractor's state machine over the new characters.  Nothing re-jo
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from time import perf_counter as now
 from typing import Any
@@ -21,7 +22,8 @@ from aiohttp import web
 
 from ragtap.exchange import ExchangeRecord, note_usage
 from ragtap.proxy.exchange_path import (
-    INCOMPLETE, AnswerGate, Exchange, KeptText, StreamOutcome, broken_off, copy_events, dumps, open_gate, open_stream, parse_object, pump_events,
+    INCOMPLETE, AnswerGate, Exchange, KeptText, StreamOutcome, abandon_gate, broken_off, copy_events, dumps, open_gate, open_stream,
+    parse_object, pump_events,
 )
 from ragtap.proxy.sse import DONE_EVENT, encode_event
 from ragtap.split.stream import AnswerStreamExtractor, REPLY_TOO_LARGE, StreamResult
@@ -60,6 +62,8 @@ class _InjectedRelay:
     # upstreams send finish_reason on every chunk, or on reasoning chunks before the content.
     finish_reason: str | None = None
     held_finish: dict[str, Any] | None = None  # with a gate: the finish_reason chunk, sent after the released text
+    gate_complete: Callable[[], None] | None = None  # the gate's optional `answer_complete`, called once
+    gate_unscorable: Callable[[str], None] | None = None  # the gate's optional `unscorable`, called once
     done_sent: bool = False
     unheld: bool = False  # an event was too large to hold: passed on unchanged, its content not split (not scored)
     # Events rewritten from one network read, sent together by `flush()`: one write (one syscall) per read
@@ -108,7 +112,11 @@ class _InjectedRelay:
         content = _content_text(delta.get("content"))
         text = self.extractor.feed(content) if content else ""
         if text and self.gate is not None:
+            self._tell_gate_if_raw()
             text = self.gate.feed(text)
+        if self.gate_complete is not None and self.extractor.answer_complete:
+            self.gate_complete()  # the answer string closed: the gate need not wait for the end of the stream
+            self.gate_complete = None
         finish = choice.get("finish_reason")
         if finish:
             self.finish_reason = str(finish)
@@ -150,15 +158,31 @@ class _InjectedRelay:
         result = self._finish(truncated=self.finish_reason in (None, "length"))
         remainder = result.remainder
         if self.gate is not None:
+            self._tell_gate_if_raw()
             remainder = (self.gate.feed(remainder) if remainder else "") + await self.gate.release(result)
-        if remainder and self.template is not None:
-            closing = {**self.template, "choices": [{"index": 0, "delta": {"content": remainder}, "logprobs": None, "finish_reason": None}]}
-            closing.pop("usage", None)
-            self._write(closing, remainder)
+        self.send_text(remainder)
+        comment = getattr(self.gate, "comment", None)
+        if comment:  # the gate's last word (an SSE comment: SDKs ignore it)
+            self.pending.append(b": " + comment.encode() + b"\n\n")
         if self.held_finish is not None:
             self._write(self.held_finish, "")
         self.pending.append(DONE_EVENT)
         await self.flush()
+
+    def _tell_gate_if_raw(self) -> None:
+        """The reply is not ragtap's JSON (the model ignored the instruction): it cannot be scored, and a gate that
+        asked (`unscorable`) lets it pass as it is."""
+        if self.gate_unscorable is not None and self.extractor.raw_reason is not None:
+            self.gate_unscorable(self.extractor.raw_reason)
+            self.gate_unscorable = None
+
+    def send_text(self, text: str) -> None:
+        """Answer text as a chunk of its own (the gate's release, or text it lets out between two chunks: its
+        `on_ready`; written with the next network read's events)."""
+        if text and self.template is not None:
+            chunk = {**self.template, "choices": [{"index": 0, "delta": {"content": text}, "logprobs": None, "finish_reason": None}]}
+            chunk.pop("usage", None)
+            self._write(chunk, text)
 
     def outcome(self) -> StreamOutcome:
         result = self.result or self.extractor.finish(truncated=self.finish_reason in (None, "length"))
@@ -169,8 +193,13 @@ async def relay_injected(exchange: Exchange, upstream: aiohttp.ClientResponse, *
     record = exchange.record
     out = await open_stream(exchange.request, upstream)
     extractor = AnswerStreamExtractor(exchange.state.config.replies.max_kept_chars)
-    relay = _InjectedRelay(out, record, forward_usage, extractor, open_gate(exchange))
+    gate = open_gate(exchange)
+    relay = _InjectedRelay(out, record, forward_usage, extractor, gate, gate_complete=getattr(gate, "answer_complete", None),
+                           gate_unscorable=getattr(gate, "unscorable", None))
+    if hasattr(gate, "on_ready"):
+        gate.on_ready = relay.send_text  # type: ignore[union-attr]
     if not await pump_events(out, upstream, record, relay, max_event_bytes=exchange.state.config.replies.max_body_bytes):
+        abandon_gate(gate)
         return out, INCOMPLETE
     return out, broken_off(record, relay.outcome())
 

@@ -36,6 +36,7 @@ import asyncio
 import dataclasses
 import enum
 import logging
+import socket
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -242,19 +243,26 @@ class _WatchedProtocol(asyncio.Protocol):
 
 
 class WatchedSite(web.TCPSite):
-    """aiohttp's TCPSite, with each connection's protocol wrapped for the watchdog."""
+    """aiohttp's TCPSite, with each connection's protocol wrapped for the watchdog.  `sock`: listen on this socket
+    (opened by a supervisor and shared by its worker processes) instead of binding host and port."""
 
-    def __init__(self, runner: web.BaseRunner, host: str, port: int, watchdog: ConnectionWatchdog, **kwargs: Any) -> None:
+    def __init__(self, runner: web.BaseRunner, host: str, port: int, watchdog: ConnectionWatchdog, *, sock: socket.socket | None = None,
+                 **kwargs: Any) -> None:
         super().__init__(runner, host, port, **kwargs)
         self._watchdog = watchdog
+        self._sock = sock
 
     async def start(self) -> None:
         await web.BaseSite.start(self)  # registers the site with the runner (what TCPSite.start does first)
         server = self._runner.server
         assert server is not None
         watchdog = self._watchdog
-        self._server = await asyncio.get_running_loop().create_server(
-            lambda: _WatchedProtocol(server(), watchdog), self._host, self._port, reuse_address=self._reuse_address,
-            reuse_port=self._reuse_port, backlog=self._backlog,
-        )
+        loop = asyncio.get_running_loop()
+        if self._sock is not None:
+            self._server = await loop.create_server(lambda: _WatchedProtocol(server(), watchdog), sock=self._sock, backlog=self._backlog)
+        else:
+            self._server = await loop.create_server(
+                lambda: _WatchedProtocol(server(), watchdog), self._host, self._port, reuse_address=self._reuse_address,
+                reuse_port=self._reuse_port, backlog=self._backlog,
+            )
         self._bound_port = self._server.sockets[0].getsockname()[1] if self._server.sockets else self._port

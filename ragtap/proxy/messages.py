@@ -23,8 +23,8 @@ from ragtap.exchange import chat_messages
 from ragtap.config import InjectSettings
 from ragtap.prompts import prompt_text
 from ragtap.proxy.exchange_path import (
-    Exchange, StreamOutcome, WholeReply, dumps, forward_json, forward_raw, parse_object, read_exchange, read_reply, request_bytes,
-    respond, score_later, send_json, settle_whole_reply,
+    Exchange, SecondReply, StreamOutcome, WholeReply, dumps, forward_json, forward_raw, parse_object, read_exchange, read_reply,
+    request_bytes, respond, score_later, send_again, send_json, settle_whole_reply,
 )
 from ragtap.proxy.inject import after_own, without_ragtap_field
 from ragtap.proxy.messages_stream import note_message, relay_messages_injected, relay_messages_observed
@@ -76,6 +76,7 @@ async def _injected(exchange: Exchange, body: dict[str, Any]) -> web.StreamRespo
     forwarded = inject_messages(body, state.config.inject)
     record.injected_instruction = prompt_text(state.config.inject.prompt)  # what ragtap's overhead cost counts
     upstream = await send_json(exchange, request_bytes(forwarded))
+    exchange.ask_again = lambda instruction: _ask_again(exchange, forwarded, instruction)  # seam (c), for the guard's retry
     data = await read_reply(exchange, upstream, (lambda: relay_messages_injected(exchange, upstream)) if forwarded.get("stream") is True else None)
     if not isinstance(data, bytes):
         return data
@@ -91,8 +92,30 @@ async def _injected(exchange: Exchange, body: dict[str, Any]) -> web.StreamRespo
     note_message(message, record)
     block = first_text_block(message)
     assert block is not None  # (the split found it)
-    await settle_whole_reply(exchange, WholeReply(split, lambda text: block.__setitem__("text", text)), headers)
+    await settle_whole_reply(exchange, WholeReply(split, lambda text: block.__setitem__("text", text), message), headers)
     return web.Response(status=upstream.status, body=dumps(message) or data, headers=headers)
+
+
+async def _ask_again(exchange: Exchange, forwarded: dict[str, Any], instruction: str) -> SecondReply | None:
+    """Seam (c): the injected request once more, not streamed, with `instruction` after the system prompt."""
+    system = forwarded.get("system")
+    text = after_own(system, instruction)
+    again = {**forwarded, "stream": False}
+    if text is not None:
+        again["system"] = text
+    elif isinstance(system, list):
+        again["system"] = [*system, {"type": "text", "text": instruction}]
+    message = await send_again(exchange, again)
+    split = split_message(message) if message is not None else None
+    if message is None or split is None:
+        return None
+    return SecondReply(split, message, _write_answer)
+
+
+def _write_answer(message: dict[str, Any], text: str) -> None:
+    block = first_text_block(message)
+    if block is not None:
+        block["text"] = text
 
 
 async def _observed(exchange: Exchange, forwarded: dict[str, Any] | None, *, cited: bool) -> web.StreamResponse:

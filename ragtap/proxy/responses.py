@@ -28,8 +28,9 @@ from ragtap.config import InjectSettings
 from ragtap.exchange import chat_messages
 from ragtap.prompts import prompt_text
 from ragtap.proxy.exchange_path import (
-    Exchange, StreamOutcome, TooLarge, WholeReply, dumps, forward_json, forward_raw, parse_object, read_bounded, read_exchange,
-    read_reply, relay_too_large, request_bytes, respond, retry_without_json_mode, score_later, send_json, settle_whole_reply,
+    Exchange, SecondReply, StreamOutcome, TooLarge, WholeReply, dumps, forward_json, forward_raw, parse_object, read_bounded,
+    read_exchange, read_reply, relay_too_large, request_bytes, respond, retry_without_json_mode, score_later, send_again, send_json,
+    settle_whole_reply,
 )
 from ragtap.proxy.inject import after_own, without_ragtap_field
 from ragtap.proxy.passthrough import relay_response
@@ -150,6 +151,8 @@ async def _injected(exchange: Exchange, body: dict[str, Any], *, inject: bool = 
             return retried
         upstream = retried
 
+    if inject:
+        exchange.ask_again = lambda instruction: _ask_again(exchange, forwarded, echo, instruction)  # seam (c), for the guard's retry
     streamed = forwarded.get("stream") is True
     data = await read_reply(exchange, upstream, (lambda: relay_responses_injected(exchange, upstream, echo, only_ours=not inject)) if streamed else None)
     if not isinstance(data, bytes):
@@ -169,8 +172,31 @@ async def _injected(exchange: Exchange, body: dict[str, Any], *, inject: bool = 
     if exchange.context is not None:
         where = first_text_part(reply)
         assert where is not None  # (the split found it)
-        await settle_whole_reply(exchange, WholeReply(split, lambda text: set_answer(reply, where, text)), headers)
+        await settle_whole_reply(exchange, WholeReply(split, lambda text: set_answer(reply, where, text), reply), headers)
     return web.Response(status=upstream.status, body=dumps(reply) or data, headers=headers)
+
+
+async def _ask_again(exchange: Exchange, forwarded: dict[str, Any], echo: ClientEcho, instruction: str) -> SecondReply | None:
+    """Seam (c): the injected request once more, not streamed, with `instruction` after the instructions."""
+    own = forwarded.get("instructions")
+    if own is None or isinstance(own, str):
+        again = {**forwarded, "instructions": f"{own or ''}\n\n{instruction}".strip(), "stream": False}
+    else:  # (as `inject_responses` does with instructions that are not a string)
+        items = forwarded.get("input") if isinstance(forwarded.get("input"), list) else []
+        again = {**forwarded, "input": [*items, {"role": "developer", "content": instruction}], "stream": False}
+    reply = await send_again(exchange, again)
+    split = split_response(reply, echo, embedded=True) if reply is not None else None
+    if reply is None or split is None:
+        return None
+
+    def write(body: dict[str, Any], text: str) -> None:
+        where = first_text_part(body)
+        if where is not None:
+            set_answer(body, where, text)
+        if isinstance(body.get("id"), str):  # the id the app now holds: a later retrieve of it is split too
+            exchange.record.response_id = body["id"]
+
+    return SecondReply(split, reply, write)
 
 
 async def _observed(exchange: Exchange, forwarded: dict[str, Any] | None, file_search_request: dict[str, Any] | None = None) -> web.StreamResponse:

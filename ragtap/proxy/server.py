@@ -9,16 +9,18 @@ Usage::
 from __future__ import annotations
 
 import logging
-from collections.abc import Sequence
+import socket
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from aiohttp import web
 from aiohttp.http_exceptions import HttpProcessingError
 
-from ragtap.config import Config
+from ragtap.config import Config, WorkerRole
 from ragtap.exporters.base import Exporter
 from ragtap.proxy.app import PROMETHEUS, WATCHDOG, build_app
-from ragtap.proxy.clients import WatchedSite
+from ragtap.proxy.clients import ConnectionWatchdog, WatchedSite
 from ragtap.proxy.open_files import ConnectionBudget, connection_budget, describe_lowered
 from ragtap.proxy.state import CAPTURE_STORE, STATE, ExchangeSteps, ProxyState
 from ragtap.proxy.triage import mount_triage, triage_host, triage_page_url, triage_unavailable, triage_warning
@@ -54,7 +56,7 @@ class ListenError(OSError):
         self.address = address
 
 
-async def _start_site(site: web.TCPSite, host: str, port: int) -> None:
+async def _start_site(site: web.BaseSite, host: str, port: int) -> None:
     try:
         await site.start()
     except OSError as error:
@@ -75,16 +77,53 @@ def metrics_exposure_warning(config: Config) -> str | None:
             "(set [prometheus] token or RAGTAP_METRICS_TOKEN, or a loopback listen_host)")
 
 
-def _bound_port(site: web.TCPSite) -> int:
+@dataclass(frozen=True)
+class Listener:
+    """How one of the server's listeners (`PROXY`, `METRICS`, `TRIAGE`) gets its socket when several processes serve
+    the same port (ragtap/supervisor/): `sock`, a listening socket the supervisor opened and shares; or else a
+    socket of its own bound with SO_REUSEPORT (`reuse_port`), the kernel spreading connections over the workers."""
+
+    sock: socket.socket | None = None
+    reuse_port: bool = False
+
+
+PROXY, METRICS, TRIAGE = "proxy", "metrics", "triage"
+
+
+@dataclass(frozen=True)
+class Listeners:
+    """Listener of each name; a name without one binds its configured address alone (a single process)."""
+
+    by_name: Mapping[str, Listener] = field(default_factory=dict)
+
+    def site(self, name: str, runner: web.BaseRunner, host: str, port: int) -> web.BaseSite:
+        listener = self.by_name.get(name)
+        if listener is not None and listener.sock is not None:
+            return web.SockSite(runner, listener.sock)
+        return web.TCPSite(runner, host, port, reuse_port=listener.reuse_port if listener is not None else None)
+
+    def watched_site(self, runner: web.BaseRunner, host: str, port: int, watchdog: ConnectionWatchdog) -> WatchedSite:
+        listener = self.by_name.get(PROXY)
+        if listener is None:
+            return WatchedSite(runner, host, port, watchdog)
+        return WatchedSite(runner, host, port, watchdog, sock=listener.sock, reuse_port=listener.reuse_port or None)
+
+
+def _bound_port(site: web.BaseSite) -> int:
     server = site._server  # aiohttp exposes the listening socket only here
     return int(server.sockets[0].getsockname()[1])  # type: ignore[union-attr]
 
 
 class RagtapServer:
+    """`steps`: plugged into the exchange path's seams.  `worker` and `listeners`: this is one of the processes of
+    `ragtap serve --workers N` (ragtap/supervisor/)."""
+
     def __init__(self, config: Config, *, embedder: Embedder | None = None, exporters: Sequence[Exporter] | None = None,
-                 steps: ExchangeSteps | None = None) -> None:
+                 steps: ExchangeSteps | None = None, worker: WorkerRole | None = None, listeners: Listeners | None = None) -> None:
         self.config = config
-        self.app = build_app(config, embedder=embedder, exporters=exporters, steps=steps)
+        self.worker = worker or WorkerRole()
+        self.listeners = listeners or Listeners()
+        self.app = build_app(config, embedder=embedder, exporters=exporters, steps=steps, worker=self.worker)
         self.host = config.server.host
         self.port = config.server.port
         self.metrics_port: int | None = None
@@ -114,7 +153,7 @@ class RagtapServer:
 
     async def start(self) -> RagtapServer:
         warning = metrics_exposure_warning(self.config)
-        if warning is not None:
+        if warning is not None and self.worker.leads:  # said once, not by every worker
             log.warning(warning)
         # handler_cancellation: when the app hangs up, its handler is cancelled and the upstream request closed, as
         # it would be without ragtap (vLLM, for one, stops generating for a client that went away).
@@ -131,7 +170,7 @@ class RagtapServer:
         self.app[WATCHDOG].limit_connections(self.connection_budget.effective)
         if self.connection_budget.lowered:
             log.warning(describe_lowered(self.connection_budget))
-        site = WatchedSite(runner, self.host, self.port, self.app[WATCHDOG])
+        site = self.listeners.watched_site(runner, self.host, self.port, self.app[WATCHDOG])
         await _start_site(site, self.host, self.port)
         self.port = _bound_port(site)
         prometheus = self.app[PROMETHEUS]
@@ -146,7 +185,7 @@ class RagtapServer:
             )
             await metrics_runner.setup()
             self._runners.append(metrics_runner)
-            metrics_site = web.TCPSite(metrics_runner, settings.listen_host or self.host, settings.listen_port)
+            metrics_site = self.listeners.site(METRICS, metrics_runner, settings.listen_host or self.host, settings.listen_port)
             await _start_site(metrics_site, settings.listen_host or self.host, settings.listen_port)
             self.metrics_port = _bound_port(metrics_site)
         await self._start_triage()
@@ -155,11 +194,11 @@ class RagtapServer:
     async def _start_triage(self) -> None:
         problem = self.triage_unavailable
         if problem is not None:
-            if self.config.triage.enabled and self.app[CAPTURE_STORE] is not None:
+            if self.config.triage.enabled and self.app[CAPTURE_STORE] is not None and self.worker.leads:
                 log.warning("triage page %s", problem)  # turned off for safety: say so once
             return
         warning = triage_warning(self.config)
-        if warning is not None:
+        if warning is not None and self.worker.leads:  # said once, not by every worker
             log.warning(warning)
         if self.config.triage.listen_port is None:
             self.triage_port = self.port  # mounted on the proxy's app by build_app
@@ -172,7 +211,7 @@ class RagtapServer:
         await runner.setup()
         # stopped before the proxy, whose cleanup closes the store the page reads
         self._runners.append(runner)
-        site = web.TCPSite(runner, triage_host(self.config), self.config.triage.listen_port)
+        site = self.listeners.site(TRIAGE, runner, triage_host(self.config), self.config.triage.listen_port)
         await _start_site(site, triage_host(self.config), self.config.triage.listen_port)
         self.triage_port = _bound_port(site)
 

@@ -29,10 +29,15 @@ def triage_token(config: Config) -> str | None:
 
 def triage_unavailable(config: Config, store: CaptureStore | None) -> str | None:
     """Why the page is not served (one line for the log and the start-up line), or None when it is."""
+    return triage_problem(config, has_store=store is not None)
+
+
+def triage_problem(config: Config, *, has_store: bool) -> str | None:
+    """`triage_unavailable` before the store is opened (the supervisor of several workers decides what to listen on)."""
     settings = config.triage
     if not settings.enabled:
         return "off ([triage] enabled = false)"
-    if store is None:
+    if not has_store:
         return "off (no capture store: [store] capture is \"none\" or path is \"\")"
     host = triage_host(config)
     if not is_loopback_host(host) and not triage_token(config) and not settings.allow_unauthenticated:

@@ -39,7 +39,7 @@ def _connection_named(headers: Mapping[str, str]) -> frozenset[str]:
             named.update(token.strip().lower() for token in value.split(",") if token.strip())
     return frozenset(named)
 # Headers that are ragtap's own business and must not reach the upstream.
-_RAGTAP_REQUEST_HEADERS = frozenset({"x-ragtap-debug"})
+_RAGTAP_REQUEST_HEADERS = frozenset({"x-ragtap-debug", "x-ragtap-guard"})
 
 
 def request_headers(incoming: Mapping[str, str], *, identity_encoding: bool) -> CIMultiDict[str]:

@@ -16,7 +16,7 @@ rests on, mismatch by mismatch:
 - **order**: the same order word with its two sides swapped ("update the firmware before backing up" where the
   manual says to back up before updating).
 A negation and an opposite together cancel out ("not available after 14 days" = "available within 14 days"): the
-polarity checks count flips, and an even number of flips is agreement.
+polarity checks see that they turn the same words.
 
 Every check needs a confident alignment (most of the claim's weighted content in the window), so that a claim that
 merely touches a sentence is never said to contradict it; a claim the evidence does not state at all is left to the
@@ -38,7 +38,7 @@ MIN_CLAUSE_OVERLAP = 2  # content words a claim clause and an evidence clause mu
 
 _NEGATION_WORDS = frozenset(
     stem(w) for w in "not never no none nothing nobody nowhere neither nor without unable refuse refused refuses declined declines "
-    "deny denied denies fail failed fails unwilling".split()
+    "deny denied denies denial fail failed fails failure refusal unwilling".split()
 )  # as stems (terms are stemmed): "refused to bargain" = "wouldn't bargain"
 # Negation words that negate nothing here: "not only ... but", "no matter", "No," answering a yes/no question, "No. 1",
 # "no later than" / "no more than" (quantifiers: compared as opposites below).
@@ -82,7 +82,7 @@ _OPPOSITES_LIST = (
     ("ally", "enemy"), ("victory", "defeat"), ("rich", "poor"), ("high", "low"), ("wide", "narrow"), ("thick", "thin"),
     ("deep", "shallow"), ("near", "far"), ("inbound", "outbound"), ("upload", "download"), ("input", "output"),
     ("increase", "drop"), ("change", "remain"), ("change", "same"), ("change", "stay"), ("differ", "same"),
-    ("vary", "same"), ("vary", "constant"),
+    ("vary", "same"), ("vary", "constant"), ("half", "full"), ("partial", "full"), ("partial", "complete"),
 )
 
 
@@ -106,28 +106,30 @@ _TOKEN = re.compile(r"[^\W_]+(?:['’][^\W_]+)?|[^\W\d_]+_[^\W\d_]+", re.UNICODE
 def _terms(text: str) -> list[str]:
     """Stemmed words with the opposite-bearing phrases joined ("at least" -> "at_least"), in order; "n't" is its
     own term ("doesn't" -> "doe", "not")."""
+    text = _NAMED_NO.sub(" ", text)  # "the No Fly List": a name, not a negation
     joined = _PHRASE.sub(lambda m: _PHRASES[m.group(1).lower()], _NOT_A_NEGATION.sub(" ", text.lower()))
     joined = re.sub(r"(\w)n[’']t\b", r"\1 not", joined).replace("cannot", "can not")
     joined = re.sub(r"\b(?:have|has|had|is|are|was|were)\s+yet\s+to\b", "not", joined)  # "have yet to reach" = "haven't reached"
     joined = re.sub(r"\b(?:rather\s+than|instead\s+of)\b", "not", joined)  # "private individuals rather than public figures"
-    return [_stem_term(t) for t in re.findall(r"[a-z]+_[a-z_]+|[^\W_]+", joined)]
+    return [t if t in STOPWORDS else _stem_term(t) for t in re.findall(r"[a-z]+_[a-z_]+|[^\W_]+", joined)]
 
 
-def _has_negation(terms: list[str]) -> bool:
-    return any(term in _NEGATION_WORDS for term in terms)
+_NAMED_NO = re.compile(r"(?<=\w[\s\"'“])No(?=\s+[A-Z])")
 
 
-def _governs_shared(terms: list[str], shared: set[str]) -> bool:
-    """True when a negation governs what the two clauses share: the first content word after it (within `_SCOPE`
-    terms) is shared ("does not [cover] water damage"), or half the shared words stand in its scope ("never mix [this
-    medicine] with [alcohol]"); not "won't talk about the deployment" against "the deployment supports deterrence"."""
-    for i, term in enumerate(terms):
-        if term not in _NEGATION_WORDS:
-            continue
-        scope = [t for t in terms[i + 1 : i + 1 + _SCOPE] if t not in STOPWORDS and t not in _NEGATION_WORDS and len(t) > 1]
-        if scope and (scope[0] in shared or len(set(scope) & shared) * 2 >= len(shared)):
-            return True
-    return False
+_NEGATING_PREFIXES = ("un", "non", "dis", "in", "im", "il", "ir")
+
+
+def _prefixed_opposite(term: str, other: set[str]) -> str | None:
+    """`term` is the negated form of a word of `other` ("unclear" / "clear", "nonviolent" / "violent"), or the
+    other way round: an opposite found by its prefix, not from the table."""
+    for prefix in _NEGATING_PREFIXES:
+        if term.startswith(prefix) and len(term) - len(prefix) >= 4 and term[len(prefix) :] in other:
+            return term[len(prefix) :]
+        for word in other:
+            if word.startswith(prefix) and word[len(prefix) :] == term and len(term) >= 4:
+                return word
+    return None
 
 
 def _clauses(text: str) -> list[str]:
@@ -146,7 +148,8 @@ def find_conflicts(claim: str, windows: Sequence[Window], vocabulary: DocumentVo
     candidates = [w for w in windows if w.coverage >= max(MIN_COVERAGE, windows[0].coverage - TIE)]
     found: tuple[str, ...] = ()
     for rank, window in enumerate(candidates):
-        conflicts = (*_number_conflicts(claim, window), *_name_conflicts(claim, window, vocabulary), *_polarity_conflicts(claim, window))
+        conflicts = (*_number_conflicts(claim, window), *_name_conflicts(claim, window, vocabulary), *_polarity_conflicts(claim, window),
+                     *_exclusive_conflicts(claim, window))
         if not conflicts:
             return ()
         if rank == 0:
@@ -166,6 +169,25 @@ def _around(text: str, start: int, end: int) -> str:
     while right < len(text) and text[right].isalnum():
         right += 1
     return text[left:right]
+
+
+_ONLY = re.compile(r"\bonly\s+(?:the\s+|a\s+|an\s+)?([^\W\d_][\w-]*)", re.IGNORECASE)
+_COORDINATION = re.compile(r"([^\W\d_][\w-]*)((?:\s*,\s*[^\W\d_][\w-]*)*\s*,?\s+(?:and|or)\s+(?:the\s+)?[^\W\d_][\w-]*)", re.IGNORECASE)
+
+
+def _exclusive_conflicts(claim: str, window: Window) -> list[str]:
+    """"Only X" where the evidence names X with others ("owners and admins"): the claim excludes what it keeps."""
+    out = []
+    claim_words = set(content_words(claim))
+    for match in _ONLY.finditer(claim):
+        kept = stem(match.group(1).lower())
+        for group in _COORDINATION.finditer(window.text):
+            members = [stem(w.lower()) for w in re.findall(r"[^\W\d_][\w-]*", group.group(0)) if w.lower() not in ("and", "or", "the")]
+            others = [m for m in members if m != kept and m not in claim_words and m not in STOPWORDS]
+            if kept in members and others:
+                out.append(f"only: {kept} vs {kept} and {others[0]}")
+                return out
+    return out
 
 
 def _number_conflicts(claim: str, window: Window) -> list[str]:
@@ -195,17 +217,28 @@ def _number_conflicts(claim: str, window: Window) -> list[str]:
 
 
 def _name_conflicts(claim: str, best: Window, vocabulary: DocumentVocabulary) -> list[str]:
-    """A name the documents lack, standing where the evidence names another: a substituted name ("Tesla designed
-    the motor" where the sentence says Bláthy designed it).  "Where": a content word next to the claim's name
-    (within `_NEAR` words) stands next to the evidence's name too.  The claim's first word counts here, since the
-    evidence's own name is there to compare with."""
+    """A substituted name, in two forms.
+
+    1. A name the documents lack, standing where the evidence names another ("Tesla designed the motor" where the
+       sentence says Bláthy designed it).  "Where": a content word next to the claim's name (within `_NEAR` words)
+       stands next to the evidence's name too.  The claim's first word counts here, since the evidence's own name is
+       there to compare with.  Not a word of a longer name whose other words the documents hold ("Tulsa County").
+    2. A subject taken from elsewhere in the documents where the rest of the claim repeats one sentence ("Charles
+       Babbage was born in London in 1815" against "Ada Lovelace was born in London in 1815"); not where that sentence
+       names its subject by a pronoun ("She worked with Babbage" is about the claim's Lovelace).  Only then: a summary
+       joins facts from several sentences, so a name from another sentence is too often right to be a substitution."""
     claim_tokens = tokens(claim)
-    evidence_names = [n for n in names(best.text) if not name_or_short_form_in(n, claim_tokens)]
-    if not evidence_names:
-        return []
-    # Only names absent from all the documents: a summary joins facts from several sentences, so a name taken from
-    # another sentence is too often right to be called a substitution.
-    absent = sorted(n for n in names(claim) | _initial_capitalised(claim) if not name_or_short_form_in(n, vocabulary.tokens))
+    candidates = names(claim) | _initial_capitalised(claim)
+    sentence = max(_SENTENCES.split(best.text), key=lambda t: len(set(content_words(t)) & set(content_words(claim))))
+    if _repeats_the_rest(claim, sentence, candidates) and not _PRONOUN.search(sentence):
+        taken = sorted(n for n in _subjects(claim) & candidates if not name_or_short_form_in(n, tokens(sentence)))
+        replaced = sorted(n for n in _subjects(sentence) & names(sentence) if n not in _WHEN and not name_or_short_form_in(n, claim_tokens))
+        if taken and replaced:
+            return [f"name: {taken[0]} vs {replaced[0]}"]
+    evidence_names = [n for n in names(best.text)
+                      if n not in _WHEN and not name_or_short_form_in(n, claim_tokens) and not _in_named_run(best.text, n, claim_tokens)]
+    absent = [n for n in sorted(candidates)
+              if n not in _WHEN and not name_or_short_form_in(n, vocabulary.tokens) and not _in_named_run(claim, n, vocabulary.tokens)]
     claim_words, evidence_words = content_words(claim), content_words(best.text)
     for name in absent:
         around = _neighbours(claim_words, stem(name))
@@ -216,6 +249,40 @@ def _name_conflicts(claim: str, best: Window, vocabulary: DocumentVocabulary) ->
 
 
 _NEAR = 2  # content words each side
+# Days and months are dates, not the names of who or what did something.
+_WHEN = frozenset(
+    "monday tuesday wednesday thursday friday saturday sunday january february march april may june july august september "
+    "october november december".split()
+)
+
+
+_REPEATS = 0.85  # share of the claim's other content words the evidence sentence must hold
+_PRONOUN = re.compile(r"\b(?:he|she|they|his|her|hers|him|their|them)\b", re.IGNORECASE)
+_SENTENCES = re.compile(r"(?<=[.!?])\s+")
+
+
+def _subjects(text: str) -> set[str]:
+    """The capitalised words opening `text` (its subject, when a name): "Charles Babbage was born ..." ."""
+    match = re.match(r"\s*((?:[A-Z][\w'’-]*\s+){0,2}[A-Z][\w'’-]*)", text)
+    return {w.lower().rstrip("'’s") for w in match.group(1).split()} if match else set()
+
+
+def _repeats_the_rest(claim: str, evidence: str, claim_names: frozenset[str] | set[str]) -> bool:
+    """The evidence sentence holds nearly all of the claim but for the claim's names it lacks."""
+    held = set(content_words(evidence))
+    lacking = {stem(n) for n in claim_names} - held
+    rest = [w for w in content_words(claim) if w not in lacking]
+    return len(lacking) > 0 and len(rest) >= 2 and sum(w in held for w in rest) >= _REPEATS * len(rest)
+
+
+def _in_named_run(text: str, name: str, known: frozenset[str]) -> bool:
+    """`name` is one capitalised word of a run in `text` whose other words are `known` ("Tulsa County", "Charles
+    Babbage"): the same thing, named more or less fully."""
+    for match in re.finditer(r"(?:[A-Z][\w'’-]*\s+){0,3}[A-Z][\w'’-]*", text):
+        words = [w.lower().rstrip("'’s") for w in match.group(0).split()]
+        if name in words and len(words) > 1 and any(w != name and name_in(w, known) for w in words):
+            return True
+    return False
 
 
 def _neighbours(words: list[str], name: str) -> set[str]:
@@ -245,12 +312,13 @@ _COMMON_OPENERS = frozenset(
     drive park allow today yesterday tomorrow currently recently previously initially eventually ultimately generally
     typically usually often sometimes always never many most some several few each every all both either neither
     another other such similarly likewise specifically notably importantly interestingly unfortunately fortunately
-    sure yes okay""".split()
+    sure yes okay thousands hundreds millions billions dozens tens several numerous tune stay watch""".split()
 )
 
 
 def _polarity_conflicts(claim: str, best: Window) -> list[str]:
     evidence_clauses = [(c, set(content_words(c)), _terms(c)) for c in _clauses(best.text)]
+    window_terms = [t for _, _, terms in evidence_clauses for t in terms]
     evidence_clauses = [e for e in evidence_clauses if e[1]]
     out: list[str] = []
     for clause in _clauses(claim):
@@ -265,8 +333,8 @@ def _polarity_conflicts(claim: str, best: Window) -> list[str]:
         reasons = []
         for i in (i for i, n in overlap.items() if n == best):
             text, held, terms = evidence_clauses[i]
-            flips, why = _flips(clause, text, _terms(clause), terms, words & held)
-            if flips % 2 == 0:
+            flips, why = _flips(clause, text, _terms(clause), terms, words & held, window_terms)
+            if not flips:
                 break
             reasons.append(why)
         else:
@@ -274,29 +342,68 @@ def _polarity_conflicts(claim: str, best: Window) -> list[str]:
     return out
 
 
-def _flips(claim: str, evidence: str, claim_terms: list[str], evidence_terms: list[str], shared: set[str]) -> tuple[int, str]:
-    """How many times the claim clause turns the evidence clause around, and the reasons."""
+def _flips(claim: str, evidence: str, claim_terms: list[str], evidence_terms: list[str], shared: set[str],
+           window_terms: Sequence[str] = ()) -> tuple[int, str]:
+    """How the claim clause turns the evidence clause around: (1 when it does, else 0; the reasons).
+
+    Opposites first ("decreased" / "increased", "unclear" / "clear").  A negation whose first word is one side of an
+    opposite turns that opposite back ("will not change" = "will remain the same": agreement).  The other negations:
+    a clause negating what both say, against one negating nothing, is a mismatch ("never mix this medicine with
+    alcohol" / "you can take this medicine with alcohol"); both negating, however worded, agree; a negation the claim
+    shares with another clause of the window is that clause's."""
     reasons: list[str] = []
     claim_set, evidence_set = set(claim_terms), set(evidence_terms)
-    turned: set[str] = set()  # the two sides of each opposite found
+    pairs: list[tuple[str, str]] = []
     for term in claim_terms:
-        if term in evidence_set or term in turned or not _near_shared(claim_terms, term, shared):
+        if term in evidence_set or any(term in p for p in pairs) or not _near_shared(claim_terms, term, shared):
             continue
-        for opposite in _OPPOSITES.get(term, ()):
-            if opposite in evidence_set and opposite not in claim_set and opposite not in turned and _near_shared(evidence_terms, opposite, shared):
-                reasons.append(f"opposite: {term.replace('_', ' ')} vs {opposite.replace('_', ' ')}")
-                turned.update((term, opposite))
+        for opposite in (*_OPPOSITES.get(term, ()), _prefixed_opposite(term, evidence_set)):
+            if opposite and opposite in evidence_set and opposite not in claim_set and not any(opposite in p for p in pairs) \
+                    and _near_shared(evidence_terms, opposite, shared):
+                pairs.append((term, opposite))
                 break
-    # A negation on one side only, governing what both sides say or one side of an opposite ("will not change" /
-    # "will remain the same": two flips, agreement).  Both sides negated, however worded, agree ("unable, due to her
-    # condition, to attend" = "may be unable to attend").
-    claim_negative, evidence_negative = _has_negation(claim_terms), _has_negation(evidence_terms)
-    if claim_negative != evidence_negative and _governs_shared(claim_terms if claim_negative else evidence_terms, shared | turned):
-        reasons.append("negation")
+    turned = {w for p in pairs for w in p}
+    claim_heads, claim_turned = _negated(claim_terms, turned)
+    evidence_heads, evidence_turned = _negated(evidence_terms, turned)
+    for term, opposite in pairs:
+        if not ((term in claim_turned) ^ (opposite in evidence_turned)):
+            reasons.append(f"opposite: {term.replace('_', ' ')} vs {opposite.replace('_', ' ')}")
+    claim_negates, evidence_negates = _governs(claim_heads, shared), _governs(evidence_heads, shared)
+    if claim_negates != evidence_negates and not (claim_heads and evidence_heads):
+        own = {scope[0] for scope in claim_heads} if claim_negates else set()
+        if not own & {scope[0] for scope in _negated(list(window_terms), turned)[0]}:
+            reasons.append("negation")
     order = _reversed_order(claim, evidence, shared)
     if order:
         reasons.append(order)
-    return len(reasons), " + ".join(reasons)
+    return (1 if reasons else 0), " + ".join(reasons)
+
+
+def _negated(terms: Sequence[str], turned: set[str]) -> tuple[list[list[str]], set[str]]:
+    """(the scope of each negation: its next content words, in order; the opposites' words negations govern, whose
+    negations are spent on turning them)."""
+    scopes: list[list[str]] = []
+    opposites: set[str] = set()
+    for i, term in enumerate(terms):
+        if term not in _NEGATION_WORDS:
+            continue
+        scope = [t for t in terms[i + 1 : i + 1 + _SCOPE] if t not in STOPWORDS and t not in _NEGATION_WORDS and len(t) > 1]
+        if scope and scope[0] in turned:
+            opposites.add(scope[0])
+        elif scope:
+            scopes.append(scope)
+    return scopes, opposites
+
+
+def _governs(scopes: list[list[str]], shared: set[str]) -> bool:
+    """A negation governs what the two clauses share: its first content word is shared ("does not [cover] water
+    damage"), or two shared words and half of them stand in its scope ("never mix [this medicine] with [alcohol]");
+    not "won't talk about the deployment" against "the deployment supports deterrence"."""
+    for scope in scopes:
+        held = len(set(scope) & shared)
+        if scope[0] in shared or (held >= 2 and held * 2 >= len(shared)):
+            return True
+    return False
 
 
 def _near_shared(terms: list[str], term: str, shared: set[str]) -> bool:

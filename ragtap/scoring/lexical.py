@@ -211,16 +211,27 @@ _SHORT_FORMS = {
 
 
 def _other_form(a: str, b: str) -> bool:
-    """`a` and `b` are forms of one name: a derived form ("Yemeni"), a short form ("Oct"), never another word that
-    merely starts alike ("Audi" is not "audio")."""
+    """`a` and `b` are forms of one name: a derived form ("Yemeni"), a short form ("Oct"), another spelling
+    ("Organisation", "Leetch": one letter apart in a word of five or more), never another word that merely starts
+    alike ("Audi" is not "audio")."""
     if _SHORT_FORMS.get(a) == b or _SHORT_FORMS.get(b) == a:
         return True
     short, long = (a, b) if len(a) <= len(b) else (b, a)
     if len(short) < 4:
         return False
+    if len(short) >= 5 and len(long) - len(short) <= 1 and a[0] == b[0] and _one_edit(short, long):
+        return True
     if long.startswith(short) and long[len(short):] in _DERIVED:
         return True
     return long[: len(short) - 1] == short[:-1] and long[len(short) - 1 :] in _DERIVED  # Texas / Texan
+
+
+def _one_edit(short: str, long: str) -> bool:
+    """One substitution (same length) or one insertion (one longer) turns `short` into `long`."""
+    if len(short) == len(long):
+        return sum(x != y for x, y in zip(short, long)) == 1
+    i = next((k for k, (x, y) in enumerate(zip(short, long)) if x != y), len(short))
+    return short[i:] == long[i + 1 :]
 
 
 def name_or_short_form_in(name: str, vocabulary_tokens: frozenset[str]) -> bool:

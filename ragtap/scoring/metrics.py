@@ -1,4 +1,12 @@
-"""The five relevance scores of the thesis (plus answer-to-documents) from unit-length embeddings."""
+"""The five relevance scores of the thesis (plus answer-to-documents) from unit-length embeddings.
+
+QRD looks twice: at the passages of the documents, then at short windows of words inside the passage closest to
+the question (`passages.question_windows`), and keeps the best cosine.  A question asks about one detail of a
+paragraph; against the whole 150-word paragraph its cosine is diluted by everything else the paragraph says, so
+the paragraph-level score failed half of SQuAD's questions against their own paragraph.  Only the closest
+passage is windowed: it bounds the cost (one passage's windows, however many documents) and gives an unrelated
+document fewer chances to score high by luck (docs/thresholds.md).
+"""
 
 from __future__ import annotations
 
@@ -26,21 +34,33 @@ def _best(vec: np.ndarray | None, docs: np.ndarray, owners: Sequence[int] | None
     return float(sims[index]), index if owners is None else owners[index]
 
 
+def closest_passage(question: np.ndarray | None, documents: np.ndarray) -> int | None:
+    """The row of the passage closest to the question: the one QRD looks into (`question_windows`)."""
+    if question is None or documents.shape[0] == 0:
+        return None
+    return int(np.argmax(documents @ question))
+
+
 def compute_scores(
     question: np.ndarray,
     documents: np.ndarray,
     supporting: np.ndarray | None,
     answer: np.ndarray | None,
     owners: Sequence[int] | None = None,
+    question_windows: np.ndarray | None = None,
 ) -> Scores:
     """Scores for one interaction.
 
     `documents` has one row per passage of the retrieved documents (possibly zero rows); `owners[i]` is the
     index of the document passage i was cut from (None: one row per document).  The attributed document is the
     one that best matches the supporting content; without support, the one that best matches the answer.
+    `question_windows` are the vectors of the windows of the passage closest to the question (none: QRD on
+    whole passages only).
     """
     sdrd, sd_doc = _best(supporting, documents, owners)
     qrd, _ = _best(question, documents, owners)
+    if qrd is not None and question_windows is not None and question_windows.shape[0]:
+        qrd = max(qrd, float(np.max(question_windows @ question)))
     ard, answer_doc = _best(answer, documents, owners)
     return Scores(
         sdq=_cos(supporting, question),

@@ -8,15 +8,22 @@ passage, so documents that always fitted score exactly as before.
 
 The budget is in words, not wordpieces, so the scoring core needs no tokenizer: English averages about 1.3
 wordpieces per word, and the default 160 words stays inside 256 wordpieces for ordinary prose.
+
+`question_windows` cuts one passage into short overlapping windows of words, for QRD: a question is about one
+detail of a paragraph, and its cosine with the whole paragraph is diluted by everything else the paragraph says
+(metrics.py, docs/thresholds.md).
 """
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 from ragtap.scoring.sentences import sentence_spans
 
 DEFAULT_MAX_WORDS = 160
+# QRD's windows: 12 words, 6 apart.  Chosen on SQuAD against 8/16/20-word and sentence windows (docs/thresholds.md).
+DEFAULT_QRD_WINDOW_WORDS = 12
 
 
 @dataclass(frozen=True, slots=True)
@@ -27,11 +34,15 @@ class Passage:
     text: str
 
 
-def _word_windows(text: str, start: int, end: int, max_words: int) -> list[tuple[int, int]]:
-    """Cut one over-long sentence into windows of `max_words` words (half a window of overlap)."""
-    import re
+_WORD = re.compile(r"\S+")
 
-    words = [(m.start() + start, m.end() + start) for m in re.finditer(r"\S+", text[start:end])]
+
+def word_windows(text: str, start: int, end: int, max_words: int) -> list[tuple[int, int]]:
+    """Cut text[start:end] into windows of `max_words` words (half a window of overlap); text of at most
+    `max_words` words is one window."""
+    words = [(m.start(), m.end()) for m in _WORD.finditer(text, start, end)]
+    if not words:
+        return []
     step = max(1, max_words // 2)
     windows = []
     for first in range(0, len(words), step):
@@ -48,7 +59,7 @@ def split_passages(document: str, index: int = 0, max_words: int = DEFAULT_MAX_W
     units: list[tuple[int, int]] = []  # sentences, over-long ones already cut into windows
     for start, end in sentence_spans(document) or [(0, len(document))]:
         if len(document[start:end].split()) > max_words:
-            units.extend(_word_windows(document, start, end, max_words))
+            units.extend(word_windows(document, start, end, max_words))
         else:
             units.append((start, end))
     passages: list[Passage] = []
@@ -65,3 +76,14 @@ def split_passages(document: str, index: int = 0, max_words: int = DEFAULT_MAX_W
             break
         first = max(first + 1, last - 1)  # the next passage repeats the last sentence of this one
     return passages
+
+
+def question_windows(passage: Passage, words: int = DEFAULT_QRD_WINDOW_WORDS) -> list[Passage]:
+    """The windows of `words` words, half a window apart, that QRD compares the question with inside `passage`
+    (offsets in the passage's document); none when the passage is itself no longer than one window."""
+    if words <= 0:
+        return []
+    spans = word_windows(passage.text, 0, len(passage.text), words)
+    if len(spans) < 2:
+        return []
+    return [Passage(passage.document, passage.start + a, passage.start + b, passage.text[a:b]) for a, b in spans]

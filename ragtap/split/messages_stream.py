@@ -83,6 +83,11 @@ class MessagesStreamSplitter:
 
     # --- seam (b): the proxy awaits its gate's release when the answer is complete --------------------------
 
+    def extra_delta(self, text: str) -> dict[str, Any] | None:
+        """Answer text the gate let out between two upstream events (its `on_ready`): one more `text_delta`; None
+        when the split block is not open (nothing to attach it to)."""
+        return self._delta(text) if text and self.text_open() else None
+
     def ends_text(self, event: dict[str, Any]) -> bool:
         """`event` closes the split block, which is still open."""
         return event.get("type") == "content_block_stop" and self.index is not None and event.get("index") == self.index and not self.text_closed

@@ -112,6 +112,18 @@ class ResponsesStreamSplitter:
 
     # --- seam (b): the proxy awaits its gate's release when the answer is complete --------------------------
 
+    def extra_delta(self, text: str) -> dict[str, Any] | None:
+        """Answer text the gate let out between two upstream events (its `on_ready`): one more delta event, numbered
+        in turn; None when the split text is not open (nothing to attach it to)."""
+        if not text or self.text_closed or self.delta_template is None or self.sent_parts is None:
+            return None
+        self.sent_parts.append(text)
+        event = {**self.delta_template, "delta": text}
+        if "sequence_number" in event:
+            event["sequence_number"] = self.next_number
+        self.next_number += 1
+        return event
+
     def ends_text(self, event: dict[str, Any]) -> bool:
         """`event` completes the split text, which is still open: its `output_text.done`, or when the upstream
         skipped that, the `content_part.done` / `output_item.done` / final event after the text."""

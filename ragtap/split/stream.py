@@ -327,6 +327,8 @@ class AnswerStreamExtractor:
         self._reason: str | None = None  # why we switched to raw mode
         self._fence_ticks = 0
         self._fence_info = 0
+        self._fence_spaced = False  # the fence's info string has two words: a "{" later on that line is not ours
+        self._fence_gap = False
         self._fence_seen = False
         self._closed = False  # the object's closing "}" was seen
         self._tail_hold: list[str] = []  # whitespace / closing fence after the object, forwarded only before text
@@ -350,6 +352,17 @@ class AnswerStreamExtractor:
         self._result: StreamResult | None = None
 
     # --- public API ----------------------------------------------------------------------------------------
+
+    @property
+    def raw_reason(self) -> str | None:
+        """Why the reply is passed on unchanged (the model ignored the instruction: `not_json`, ...), once the
+        extractor has switched to that; None while it reads (or has read) the JSON answer."""
+        return self._reason if self._state is _S.RAW else None
+
+    @property
+    def answer_complete(self) -> bool:
+        """The answer string has closed: no more answer text will come (the supporting content may still)."""
+        return self._answer == _DONE
 
     def feed(self, text: str) -> str:
         """Take the next piece of the model's content; return the text to forward to the app now."""
@@ -615,10 +628,14 @@ class AnswerStreamExtractor:
                 self._to_raw(NOT_JSON)
         elif c == "\n":
             self._state = _S.PRELUDE
-        elif c == "{":  # "```json{" on one line
+        elif c == "{" and not self._fence_spaced:  # "```json{" on one line; not "```python 0{": an info string
             self._state = _S.KEY_OR_END
         elif (c.isalnum() or c in " \t\r_+.-") and self._fence_info < _FENCE_INFO_MAX:
             self._fence_info += 1
+            if c in " \t":
+                self._fence_gap = self._fence_info > 1
+            elif self._fence_gap:
+                self._fence_spaced = True  # a second word: "```python 0" (a space before "{" alone is fine: "```json {")
         else:
             self._to_raw(NOT_JSON)
 

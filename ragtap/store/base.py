@@ -99,6 +99,11 @@ class CapturedInteraction:
     session: str | None = None
     rag_source: str | None = None  # the recognition rule that matched
     label: Label | None = None  # the latest human label, when the store read it back with one
+    # The guard (ragtap/guard/), when it handled this answer: its action, its outcome, and what the app received
+    # instead of `answer` when it changed it (None: the app received `answer`).
+    guard_action: str | None = None
+    guard_outcome: str | None = None
+    delivered_answer: str | None = None
 
     @property
     def unsupported_claims(self) -> tuple[ClaimSupport, ...]:

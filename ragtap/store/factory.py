@@ -23,9 +23,11 @@ def describe_url(url: str) -> str:
     return f"{parts.scheme}://{parts.hostname or ''}{f':{port}' if port else ''}{parts.path}"
 
 
-def open_store(settings: StoreSettings, redactor: Redactor = NO_REDACTION) -> ThreadedStore:
+def open_store(settings: StoreSettings, redactor: Redactor = NO_REDACTION, *, maintain: bool = True) -> ThreadedStore:
     """The store of these settings.  Connections are made lazily by the store's threads, so a database that is
-    down at start-up does not stop ragtap: rows are dropped and counted until it answers."""
+    down at start-up does not stop ragtap: rows are dropped and counted until it answers.  `maintain`: this process
+    prunes old rows and moves a corrupt SQLite file aside; false in all but one of several processes writing to
+    the same store (`ragtap serve --workers N`), which then only write (and retry) while that one maintains it."""
     if settings.url:
         from ragtap.store.postgres import PostgresConnection, _psycopg
 
@@ -35,7 +37,7 @@ def open_store(settings: StoreSettings, redactor: Redactor = NO_REDACTION) -> Th
         def connect_postgres() -> SqlConnection:
             return PostgresConnection(url, settings.lock_timeout_s)
 
-        return ThreadedStore(connect_postgres, settings, describe=describe_url(url), redactor=redactor)
+        return ThreadedStore(connect_postgres, settings, describe=describe_url(url), redactor=redactor, prunes=maintain)
     if not settings.path:
         raise ValueError("the capture store needs [store] path (SQLite) or url (PostgreSQL)")
     from ragtap.store.sqlite import SqliteConnection, is_corrupt, move_aside
@@ -52,4 +54,4 @@ def open_store(settings: StoreSettings, redactor: Redactor = NO_REDACTION) -> Th
         log.error("capture store %s is not a readable database (%s): moved to %s, starting a new one", path, error, moved)
         return True
 
-    return ThreadedStore(connect_sqlite, settings, describe=path, on_broken=repair, redactor=redactor)
+    return ThreadedStore(connect_sqlite, settings, describe=path, on_broken=repair if maintain else None, redactor=redactor, prunes=maintain)

@@ -12,7 +12,7 @@ from collections.abc import Iterator, Sequence
 from typing import Any
 
 from ragtap.store.base import CapturedInteraction, StoreError
-from ragtap.store.sql import COLUMNS, INDEX_SQL, SqlConnection, row_values, search_text, table_sql, words
+from ragtap.store.sql import ADDED_COLUMNS, COLUMNS, INDEX_SQL, SqlConnection, add_column_sql, row_values, search_text, table_sql, words
 
 # What the tsvector of one row is built from, at most.  PostgreSQL refuses a tsvector over 1 MB ("string is too
 # long for tsvector"); 100,000 characters stay well under it whatever the words (measured: 2.6 MB of distinct
@@ -52,6 +52,8 @@ class PostgresConnection(SqlConnection):
             c.execute("SELECT pg_advisory_xact_lock(%s)", (_SCHEMA_LOCK,))
             c.execute(table_sql("DOUBLE PRECISION"))
             c.execute("ALTER TABLE interactions ADD COLUMN IF NOT EXISTS search tsvector")
+            for column in ADDED_COLUMNS:  # a store written by an earlier ragtap
+                c.execute(add_column_sql(column).replace("ADD COLUMN", "ADD COLUMN IF NOT EXISTS"))
             c.execute(_LABELS_SQL)
             for statement in INDEX_SQL:
                 c.execute(statement)

@@ -3,7 +3,8 @@
 
 Runs on the store's writer thread (the regexes may be slow on long documents; the event loop never waits for
 them).  What is redacted: the question, the documents, the supporting content, the answer, each claim's text and
-its missing numbers / names / conflicts (offsets re-pointed into the redacted answer), the user and session ids
+its missing numbers / names / conflicts (offsets re-pointed into the redacted answer), the answer the guard
+delivered instead (when it changed it), the user and session ids
 (hashed by default), and a label's note.  What is not: scores, thresholds, the verdict and its explanation (built
 from positions and rule names, never from text), model names, token counts, trace ids.
 """
@@ -24,6 +25,7 @@ def redact_captured(item: CapturedInteraction, redactor: Redactor) -> CapturedIn
         documents=redactor.documents(item.documents),
         supporting=supporting,
         answer=answer,
+        delivered_answer=redactor.optional(item.delivered_answer),  # what the guard let the app receive
         claims=redactor.claims(item.claims, answer, supporting, item.documents),
         user=redactor.identity(item.user),
         session=redactor.identity(item.session),

@@ -27,7 +27,10 @@ COLUMNS: tuple[str, ...] = (
     "prompt_tokens", "answer_tokens", "supporting_tokens", "trace_id", "span_id", "rag_source", "unscored_reason",
     *METRICS, "attributed_document", "question", "answer", "supporting", "explanation",
     "documents", "claims", "thresholds", "label_right", "label_verdict", "label_note", "label_time",
+    "guard_action", "guard_outcome", "delivered_answer",
 )
+# Columns added after the first schema: a store created before them gets them when it is opened.
+ADDED_COLUMNS: tuple[str, ...] = ("guard_action", "guard_outcome", "delivered_answer")
 # Filter columns that get an index `(column, time, id)`: equality on the column, then keyset paging by time.
 INDEXED = ("verdict", "model", "user_id", "session_id", "poor_retrieval")
 
@@ -40,8 +43,14 @@ def table_sql(real: str, text: str = "TEXT") -> str:
         f"prompt_tokens INTEGER, answer_tokens INTEGER, supporting_tokens INTEGER, trace_id {text}, span_id {text}, "
         f"rag_source {text}, unscored_reason {text}, {metrics}, attributed_document INTEGER, question {text} NOT NULL, "
         f"answer {text}, supporting {text}, explanation {text} NOT NULL, documents {text} NOT NULL, claims {text} NOT NULL, "
-        f"thresholds {text} NOT NULL, label_right BOOLEAN, label_verdict {text}, label_note {text}, label_time {real})"
+        f"thresholds {text} NOT NULL, label_right BOOLEAN, label_verdict {text}, label_note {text}, label_time {real}, "
+        f"{', '.join(f'{c} {text}' for c in ADDED_COLUMNS)})"
     )
+
+
+def add_column_sql(column: str, text: str = "TEXT") -> str:
+    """The statement that gives an older table one of `ADDED_COLUMNS` (every one is a nullable text)."""
+    return f"ALTER TABLE interactions ADD COLUMN {column} {text}"
 
 
 INDEX_SQL: tuple[str, ...] = (
@@ -87,6 +96,7 @@ def row_values(item: CapturedInteraction) -> tuple[Any, ...]:
         orjson.dumps({m: item.thresholds.of(m) for m in METRICS}).decode(),
         None if label is None else label.verdict_right, None if label is None else label.right_verdict,
         None if label is None else label.note, None if label is None else label.time,
+        item.guard_action, item.guard_outcome, item.delivered_answer,
     )
 
 
@@ -106,7 +116,8 @@ def from_row(row: Sequence[Any]) -> CapturedInteraction:
         unscored_reason=r["unscored_reason"], latency_ms=r["latency_ms"], model=r["model"],
         prompt_tokens=r["prompt_tokens"], answer_tokens=r["answer_tokens"], supporting_tokens=r["supporting_tokens"],
         trace_id=r["trace_id"], span_id=r["span_id"], user=r["user_id"], session=r["session_id"],
-        rag_source=r["rag_source"], label=label,
+        rag_source=r["rag_source"], label=label, guard_action=r["guard_action"], guard_outcome=r["guard_outcome"],
+        delivered_answer=r["delivered_answer"],
     )
 
 

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from ragtap.store.base import CapturedInteraction
-from ragtap.store.sql import COLUMNS, INDEX_SQL, SqlConnection, row_values, table_sql, words
+from ragtap.store.sql import ADDED_COLUMNS, COLUMNS, INDEX_SQL, SqlConnection, add_column_sql, row_values, table_sql, words
 
 log = logging.getLogger("ragtap.store")
 
@@ -107,6 +107,7 @@ class SqliteConnection(SqlConnection):
         existing = {row[0] for row in c.execute("SELECT name FROM sqlite_master WHERE type IN ('table', 'trigger', 'index')")}
         if {"interactions", "labels", "interactions_fts", "interactions_fts_delete", "interactions_by_label"} <= existing:
             self.fts = True  # all there: no write lock needed (a reader can open while another process writes)
+            self._add_missing_columns()
             return
         with self.transaction():
             c.execute(table_sql("REAL"))
@@ -123,6 +124,17 @@ class SqliteConnection(SqlConnection):
                 log.warning("SQLite without FTS5/JSON (%s): free-text search scans rows", error)
         if not self.fts:
             self.fts = bool(c.execute("SELECT count(*) FROM sqlite_master WHERE name = 'interactions_fts'").fetchone()[0])
+
+    def _add_missing_columns(self) -> None:
+        """A store written by an earlier ragtap lacks the columns added since (ADDED_COLUMNS): add them."""
+        have = {row[1] for row in self.connection.execute("PRAGMA table_info(interactions)")}
+        missing = [column for column in ADDED_COLUMNS if column not in have]
+        if missing:
+            with self.transaction() as c:
+                have = {row[1] for row in c.execute("PRAGMA table_info(interactions)")}  # another process may have
+                for column in missing:
+                    if column not in have:
+                        c.execute(add_column_sql(column))
 
     def maintain(self) -> None:
         self.connection.execute("PRAGMA optimize")  # analyses only the tables whose statistics are stale

@@ -90,8 +90,10 @@ class ThreadedStore:
     """A `CaptureStore` over any `SqlConnection` factory (SQLite or PostgreSQL)."""
 
     def __init__(self, connect: Callable[[], SqlConnection], settings: StoreSettings, *, describe: str,
-                 on_broken: Callable[[BaseException], bool] | None = None, redactor: Redactor = NO_REDACTION) -> None:
+                 on_broken: Callable[[BaseException], bool] | None = None, redactor: Redactor = NO_REDACTION,
+                 prunes: bool = True) -> None:
         self._connect = connect
+        self._prunes = prunes  # false: another process writing to the same database prunes it
         self.settings = settings
         self.describe = describe  # where the store is, for log lines (never a password)
         self._on_broken = on_broken  # called with a write error; True: the backend repaired itself (retry at once)
@@ -148,7 +150,7 @@ class ThreadedStore:
 
     def _write_loop(self) -> None:
         backoff = 0.0
-        next_prune = time.monotonic() + min(5.0, self.settings.prune_every_s)
+        next_prune = time.monotonic() + min(5.0, self.settings.prune_every_s) if self._prunes else float("inf")
         stopping = False
         while not stopping:
             if backoff:

@@ -184,6 +184,7 @@ def row_json(item: CapturedInteraction) -> dict[str, Any]:
         "user": item.user,
         "session": item.session,
         "unsupported_claims": len(item.unsupported_claims),
+        "guard_changed": item.delivered_answer is not None,
         "label": _label_json(item.label),
     }
 
@@ -229,6 +230,10 @@ def detail_json(item: CapturedInteraction, trace_template: str | None) -> dict[s
         "attributed_document": attributed,
         "supporting": item.supporting,
         "answer": item.answer,
+        # The guard (docs/guard.md): what it did, and the answer the app received when that is not `answer`.
+        "guard": None if item.guard_action is None else {
+            "action": item.guard_action, "outcome": item.guard_outcome, "delivered_answer": item.delivered_answer,
+        },
         "claims": [_claim_json(c) for c in item.claims],
         "explanation": item.explanation,
         "unscored_reason": item.unscored_reason,

@@ -77,7 +77,7 @@ def run(options: common.RunOptions, embedder: Embedder, *, source_prefix: bool =
     notes: list[str] = []
     if options.no_llm:
         items = [common.interaction(q, docs) for q, docs in zip(questions, documents)]
-        assessments = common.score_offline(items, embedder, options.config, desc="scoring QRD", quiet=options.quiet)
+        assessments = common.score_offline(items, embedder, options.config, desc="scoring QRD", quiet=options.quiet, jobs=options.jobs)
         records = [common.offline_record(f, item, a) for f, item, a in zip(fields_list, items, assessments)]
     else:
         assert options.generation is not None

@@ -40,6 +40,7 @@ from ragtap.scoring.verdict import assess
 from ragtap.types import Assessment, Document, Interaction, Verdict
 
 if TYPE_CHECKING:
+    from ragtap.config import Config
     from ragtap.embedding.base import Embedder
     from ragtap.pipeline.batch import ScoringPolicy
 
@@ -70,12 +71,16 @@ def load_split(path: str | Path) -> list[LabelledAnswer]:
     return rows
 
 
-def assess_all(items: Sequence[Interaction], embedder: Embedder, policy: ScoringPolicy, quiet: bool = True) -> list[Assessment]:
-    from ragtap.pipeline.batch import assess_batch
+def assess_all(items: Sequence[Interaction], embedder: Embedder, policy: ScoringPolicy, quiet: bool = True, *, config: Config | None = None,
+               jobs: int = 1) -> list[Assessment]:
+    """Every item assessed in batches of BATCH; with `config` and `jobs` > 1 the batches go to that many processes
+    (each builds the embedder `config` names: same results, same order)."""
+    from ragtap.evaluation.jobs import assess_batches, batches_of
 
     out: list[Assessment] = []
-    for start in range(0, len(items), BATCH):
-        out.extend(assess_batch(items[start : start + BATCH], embedder, policy))
+    batches = batches_of(items, BATCH)
+    for assessments in assess_batches(batches, policy, config, jobs=jobs, embedder=lambda: embedder):
+        out.extend(assessments)
         if not quiet:
             print(f"\rscored {len(out)}/{len(items)}", end="", file=sys.stderr)
     if not quiet:
@@ -215,28 +220,32 @@ def add_delucionqa_parser(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--out", help="write DIR/report.md, DIR/report.json and DIR/rows.jsonl (per-row dump)")
     p.add_argument("--config", help="config.toml ([scoring] embedder, [thresholds], [claims])")
     p.add_argument("--quiet", action="store_true")
+    p.add_argument("--jobs", type=int, help="processes scoring in parallel (default: one per core; same results)")
 
 
 def run_delucionqa(args: argparse.Namespace) -> int:
     from ragtap.config import load_config
+    from ragtap.evaluation.jobs import default_jobs, threads_per_job
     from ragtap.wiring import build_embedder, build_policy
 
     config = load_config(args.config)
     rows = load_split(args.file)
     fit_rows = load_split(args.fit) if args.fit else None
     started = time.perf_counter()
-    embedder, policy = build_embedder(config, all_cores=True), build_policy(config)
+    jobs = args.jobs or default_jobs()
+    # With several jobs the processes build their own embedders: this one then needs a single thread.
+    embedder, policy = build_embedder(config, threads=threads_per_job(jobs)), build_policy(config)
     items = [r.interaction for r in rows]
-    assessments = assess_all(items, embedder, policy, args.quiet)
+    assessments = assess_all(items, embedder, policy, args.quiet, config=config, jobs=jobs)
     claims, fit_info = policy.claims, {}
     if fit_rows is not None:
         fit_items = [r.interaction for r in fit_rows]
-        fit_assessments = assess_all(fit_items, embedder, policy, args.quiet)
+        fit_assessments = assess_all(fit_items, embedder, policy, args.quiet, config=config, jobs=jobs)
         wiki = None
         if args.wikieval:
             from ragtap.evaluation.experiments.wikieval import load_wikieval, verdict_pairs
 
-            wiki = assess_all(verdict_pairs(load_wikieval(args.wikieval)), embedder, policy, args.quiet)
+            wiki = assess_all(verdict_pairs(load_wikieval(args.wikieval)), embedder, policy, args.quiet, config=config, jobs=jobs)
         claims, fit_info = fit_claim_thresholds([r.hallucinated for r in fit_rows], fit_assessments, policy.claims, wiki, args.wikieval_min)
         assessments = reassess(items, assessments, policy, claims)
         length_cut = best_length_cut([r.hallucinated for r in fit_rows], [float(len(i.answer or "")) for i in fit_items])

@@ -122,7 +122,7 @@ def run(options: common.RunOptions, embedder: Embedder, *, pool_path: Path) -> d
     plots: list[str] = []
     if options.no_llm:
         items = [common.interaction(q.query, docs) for q, docs in zip(chosen, mixed_docs)]
-        assessments = common.score_offline(items, embedder, options.config, desc="scoring QRD", quiet=options.quiet)
+        assessments = common.score_offline(items, embedder, options.config, desc="scoring QRD", quiet=options.quiet, jobs=options.jobs)
         records = [common.offline_record(fields(q, "mixed"), item, a) for q, item, a in zip(chosen, items, assessments)]
         data["auc"] = {}
     else:

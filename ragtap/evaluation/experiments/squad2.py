@@ -46,7 +46,7 @@ def run(options: common.RunOptions, embedder: Embedder) -> dict[str, Any]:
     generation_notes: list[str] = []
     if options.no_llm:
         items = [common.interaction(q.question, [q.context]) for q in chosen]
-        assessments = common.score_offline(items, embedder, options.config, desc="scoring QRD", quiet=options.quiet)
+        assessments = common.score_offline(items, embedder, options.config, desc="scoring QRD", quiet=options.quiet, jobs=options.jobs)
         records = [common.offline_record(_fields(q), item, a) for q, item, a in zip(chosen, items, assessments)]
     else:
         assert options.generation is not None

@@ -6,7 +6,10 @@ Youden's J (TPR - FPR, the fail class as positive).  When a metric pools pair se
 source gets the same total weight, so a large easy set cannot drown a small hard one.
 
 Pair sets (all seeded):
-    QRD   cloud FAQ: top-1 similarity of aws questions to the aws answer index (pass) vs gcp/ibm questions (fail)
+    QRD   cloud FAQ: aws questions vs their top-1 aws answer (pass) vs gcp/ibm questions (fail); SQuAD: a question vs
+          its own paragraph (pass) vs the top 3 paragraphs of other articles (fail).  Scored as ragtap scores QRD
+          (passages, then windows of the closest passage), each with a held-out twin reported next to it
+          (ragtap/evaluation/qrd_pairs.py).
     SDQ   SQuAD answerable: question vs the sentence that holds the answer (pass) vs another sentence of the
           same paragraph that holds none of its answers (fail)
     SDRD  WikiEval: grounded answer vs its context (pass) vs the ungrounded answer vs the same context (fail);
@@ -33,16 +36,18 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from ragtap.evaluation import stats
+from ragtap.evaluation.datasets import load_squad2, load_wikieval
 from ragtap.evaluation.extras import require
-from ragtap.evaluation.datasets import load_cloud_faq, load_squad2, load_wikieval
-from ragtap.evaluation.retrieval import build_index, embed_with_progress
+from ragtap.evaluation.pairs import PairSet
+from ragtap.evaluation.retrieval import embed_with_progress
+from ragtap.scoring.passages import DEFAULT_QRD_WINDOW_WORDS
 from ragtap.types import METRICS, Thresholds
 
 if TYPE_CHECKING:
@@ -67,19 +72,6 @@ def sentences(text: str) -> list[tuple[int, int]]:
 
 def declarative(question: str, span: str) -> str:
     return f"{question.strip().rstrip('?').strip()}: {span.strip()}."
-
-
-@dataclass(slots=True)
-class PairSet:
-    metric: str
-    source: str
-    passing: list[tuple[str, str]] = field(default_factory=list)  # (a, b): score = cos(a, b)
-    failing: list[tuple[str, str]] = field(default_factory=list)
-    # precomputed scores (QRD: top-1 similarity from the index)
-    pass_scores: list[float] = field(default_factory=list)
-    fail_scores: list[float] = field(default_factory=list)
-    note: str = ""
-    used: bool = True  # False: a diagnostic, reported but not part of the threshold choice
 
 
 # --------------------------------------------------------------------------------------------- pair sets
@@ -160,21 +152,6 @@ def wikieval_pairs(data_dir: Path) -> list[PairSet]:
             if other.row != row.row:
                 qa.failing.append((row.question, other.answer))
     return [sdrd, ard, qa, qa_poor]
-
-
-def qrd_pairs(data_dir: Path, embedder: Embedder, n: int, seed: int, cache_dir: Path | None, source_prefix: bool, quiet: bool) -> PairSet:
-    from ragtap.evaluation.experiments import cloud_faq
-
-    rows = load_cloud_faq(data_dir)
-    chosen = cloud_faq.sample(rows, n, seed)
-    corpus = [r.answer for r in rows if r.source == cloud_faq.CORPUS_SOURCE]
-    index = build_index(corpus, embedder, name="cloud-faq-aws", cache_dir=cache_dir, quiet=quiet)
-    vectors = embed_with_progress(embedder, [cloud_faq.question_text(r, source_prefix) for r in chosen], desc="embedding FAQ questions", quiet=quiet)
-    sims, _ = index.search(vectors, 1)
-    out = PairSet("qrd", "cloud_faq", note="top-1 similarity over the aws index" + (", gcp/ibm questions prefixed 'In <source> service, '" if source_prefix else ""))
-    for row, sim in zip(chosen, sims[:, 0]):
-        (out.fail_scores if row.source != cloud_faq.CORPUS_SOURCE else out.pass_scores).append(float(sim))
-    return out
 
 
 def score_pairs(sets: Sequence[PairSet], embedder: Embedder, quiet: bool) -> None:
@@ -258,6 +235,7 @@ def choose(metric: str, sets: Sequence[PairSet]) -> MetricChoice:
                 "source": s.source,
                 "note": s.note,
                 "used": s.used,
+                "held_out": s.held_out,
                 "pass": len(s.pass_scores),
                 "fail": len(s.fail_scores),
                 "pass_median": float(np.median(s.pass_scores)) if s.pass_scores else None,
@@ -286,18 +264,18 @@ EXPECTED: dict[str, tuple[str, bool]] = {
 }
 
 
-def thesis_scores(embedder: Embedder) -> list[tuple[str, Any, str, str, tuple[str, ...]]]:
-    """(id, Scores, answer, supporting, documents) for the five shipped thesis examples, scored live."""
+def thesis_scores(embedder: Embedder, qrd_window_words: int = DEFAULT_QRD_WINDOW_WORDS) -> list[tuple[str, Any, str, str, tuple[str, ...]]]:
+    """(id, Scores, answer, supporting, documents) for the five shipped thesis examples, scored live through
+    ragtap's scoring path (the verdicts are re-derived from the scores for each candidate threshold)."""
+    from ragtap.config import DEFAULT_THRESHOLDS
     from ragtap.demo.cases import thesis_cases
-    from ragtap.scoring.metrics import compute_scores
+    from ragtap.pipeline.batch import ScoringPolicy, assess_batch
+    from ragtap.types import Document, Interaction
 
-    out = []
-    for case in thesis_cases():
-        texts = [case.question, *case.retrieved, case.supporting, case.answer]
-        v = embedder.embed(texts)
-        k = len(case.retrieved)
-        out.append((case.id, compute_scores(v[0], v[1 : 1 + k], v[1 + k], v[2 + k]), case.answer, case.supporting, tuple(case.retrieved)))
-    return out
+    cases = thesis_cases()
+    items = [Interaction(c.question, tuple(Document(d) for d in c.retrieved), c.answer, c.supporting) for c in cases]
+    assessed = assess_batch(items, embedder, ScoringPolicy(DEFAULT_THRESHOLDS, claim_level=False, qrd_window_words=qrd_window_words))
+    return [(c.id, a.scores, c.answer, c.supporting, tuple(c.retrieved)) for c, a in zip(cases, assessed)]
 
 
 def example_assessment(thresholds: Thresholds, item: tuple[str, Any, str, str, tuple[str, ...]]) -> Any:
@@ -350,16 +328,20 @@ def derive(
     source_prefix: bool = True,
     quiet: bool = False,
     digits: int = 2,
+    qrd_window_words: int = DEFAULT_QRD_WINDOW_WORDS,
 ) -> dict[str, Any]:
+    from ragtap.evaluation import qrd_pairs
+
     sets = [*squad_pairs(data_dir, n, seed), *wikieval_pairs(data_dir)]
     score_pairs(sets, embedder, quiet)
-    sets.append(qrd_pairs(data_dir, embedder, qrd_n, seed, cache_dir, source_prefix, quiet))
+    sets += qrd_pairs.faq_pairs(data_dir, embedder, qrd_n, seed, qrd_window_words, cache_dir, source_prefix, quiet)
+    sets += qrd_pairs.squad_pairs(data_dir, embedder, n, seed, qrd_window_words, quiet)
     choices: dict[str, MetricChoice] = {}
     for metric in METRICS:
         mine = [s for s in sets if s.metric == metric]
         if mine:
             choices[metric] = choose(metric, mine)
-    scored = thesis_scores(embedder)
+    scored = thesis_scores(embedder, qrd_window_words)
     intervals = allowed_intervals(scored)
     for metric, c in choices.items():
         _settle(c, intervals[metric], [x for x in sets if x.metric == metric], digits)
@@ -373,6 +355,7 @@ def derive(
         "pairs_per_squad_set": n,
         "qrd_questions": qrd_n,
         "source_prefix": source_prefix,
+        "qrd_window_words": qrd_window_words,
         "metrics": {
             m: {
                 "auc": c.auc,
@@ -449,7 +432,7 @@ def markdown(result: dict[str, Any]) -> str:
         for s in m["sources"]:
             lines.append(
                 f"| {metric.upper()} | {s['source']} | {s['note']} | {s['pass']} | {s['fail']} | {s['pass_median']:.3f} | {s['fail_median']:.3f} | {s['auc']:.4f} | "
-                f"{s['youden_threshold']:.3f} | {'yes' if s['used'] else 'diagnostic'} | {s['pass_flagged_at_chosen']:.3f} / {s['fail_flagged_at_chosen']:.3f} |"
+                f"{s['youden_threshold']:.3f} | {'yes' if s['used'] else 'held-out' if s['held_out'] else 'diagnostic'} | {s['pass_flagged_at_chosen']:.3f} / {s['fail_flagged_at_chosen']:.3f} |"
             )
     lines += [
         "",

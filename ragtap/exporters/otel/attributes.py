@@ -87,6 +87,24 @@ def _overhead_attributes(exchange: ExchangeRecord) -> dict[str, Any]:
     return attrs
 
 
+def _guard_attributes(exchange: ExchangeRecord) -> dict[str, Any]:
+    """What the guard did (never the texts: those are content, kept by the capture store)."""
+    guard = exchange.guard
+    if guard is None:
+        return {}
+    attrs: dict[str, Any] = {"ragtap.guard.action": guard.action, "ragtap.guard.outcome": guard.outcome,
+                             "ragtap.guard.changed": guard.delivered_answer is not None}
+    if guard.trigger is not None:
+        attrs["ragtap.guard.trigger"] = guard.trigger
+    if guard.removed_claims:
+        attrs["ragtap.guard.removed_claims"] = guard.removed_claims
+    if guard.retry is not None:
+        attrs["ragtap.guard.retry"] = guard.retry
+    if guard.waited_ms is not None:
+        attrs["ragtap.guard.waited_ms"] = guard.waited_ms
+    return attrs
+
+
 def capped_text(redactor: Redactor, cap: int) -> Callable[[str | None], str]:
     """A text as content capture exports it: cut to `cap` characters, then redacted (the regexes run on at most
     `cap` characters per text, on the event loop)."""

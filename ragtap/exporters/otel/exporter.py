@@ -26,6 +26,7 @@ from ragtap.exporters.otel.attributes import (
     _chat_span_name,
     _error_type,
     _message_attributes,
+    _guard_attributes,
     _overhead_attributes,
     _request_attributes,
 )
@@ -210,6 +211,7 @@ class OtelExporter(Exporter):
             attrs["ragtap.added_seconds"] = exchange.added_seconds
         attrs.update(_request_attributes(exchange, self.redactor))
         attrs.update(_overhead_attributes(exchange))
+        attrs.update(_guard_attributes(exchange))
         if self.settings.capture_content:
             attrs.update(_message_attributes(self.settings, exchange, self.redactor))
         if error_type is not None:

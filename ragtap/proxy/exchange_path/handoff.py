@@ -9,6 +9,7 @@ and replace its answer before the body is built; the debug headers use the same 
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from typing import Any
 
 from ragtap.cost import settle_overhead
@@ -17,7 +18,7 @@ from ragtap.proxy.exchange_path.seams import WholeReply
 from ragtap.proxy.requestlog import log_exchange
 from ragtap.split.stream import StreamResult
 from ragtap.tokens import count_tokens
-from ragtap.types import Assessment, Interaction
+from ragtap.types import Assessment, ClaimSupport, Interaction
 
 
 def interaction_for(exchange: Exchange, answer: str | None, supporting: str | None, reason: str | None) -> Interaction:
@@ -54,7 +55,9 @@ def after_response(exchange: Exchange) -> None:
         settle_overhead(record, state.prices)
     state.exporter.exchange_finished(record)
     log_exchange(record)
-    if interaction is not None and state.scoring is not None:
+    if exchange.scored is not None:  # assessed before the response (the guard): exported now, in the same order
+        state.exporter.interaction_scored(*exchange.scored)
+    elif interaction is not None and state.scoring is not None:
         state.scoring.submit(interaction)
 
 
@@ -90,6 +93,7 @@ async def settle_whole_reply(exchange: Exchange, reply: WholeReply, headers: Any
     split = reply.split
     exchange.pending = interaction_for(exchange, split.answer, split.supporting, split.unscored_reason)
     state = exchange.state
+    reply.headers = headers
     for step in state.steps.whole_reply:
         await step.on_whole_reply(exchange, reply)
     if reply.replaced is not None:
@@ -97,6 +101,11 @@ async def settle_whole_reply(exchange: Exchange, reply: WholeReply, headers: Any
     if state.config.server.debug_headers or exchange.request.headers.get("x-ragtap-debug") == "1":
         assessment = await assess_now(exchange, state.config.server.debug_wait_s)
         add_debug_headers(headers, assessment, split.unscored_reason)
+
+
+def claim_offsets(claims: Sequence[ClaimSupport]) -> str:
+    """Claims as a header value: their character offsets in the answer, as JSON ([[start, end], ...])."""
+    return json.dumps([[c.start, c.end] for c in claims], separators=(",", ":"))
 
 
 def add_debug_headers(headers: Any, assessment: Assessment | None, reason: str | None) -> None:
@@ -108,6 +117,6 @@ def add_debug_headers(headers: Any, assessment: Assessment | None, reason: str |
     headers["x-ragtap-poor-retrieval"] = str(assessment.poor_retrieval).lower()
     scores = {k: round(v, 4) for k, v in assessment.scores.as_dict().items() if v is not None}
     headers["x-ragtap-scores"] = json.dumps(scores, separators=(",", ":"))
-    headers["x-ragtap-unsupported-claims"] = str(len(assessment.unsupported_claims))
+    headers["x-ragtap-unsupported-claims"] = claim_offsets(assessment.unsupported_claims)
     if reason:
         headers["x-ragtap-unscored-reason"] = reason

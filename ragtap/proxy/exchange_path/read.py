@@ -10,7 +10,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from aiohttp import web
 
@@ -21,6 +21,9 @@ from ragtap.proxy.requestlog import log
 from ragtap.proxy.state import STATE, ProxyState
 from ragtap.recognise import Recognition
 from ragtap.types import Assessment, Interaction, RagContext
+
+if TYPE_CHECKING:
+    from ragtap.proxy.exchange_path.seams import AskAgain
 
 TRACE_HEADERS = ("traceparent", "tracestate", "baggage")
 # A body this large (a document bomb: 30,000 documents are ~0.3 s of parsing and recognition) is read in a worker
@@ -45,6 +48,10 @@ class Exchange:
     pending: Interaction | None = None  # handed to scoring after the response (`handoff.after_response`)
     assessment: Assessment | None = None  # scored before the response (`handoff.assess_now`), else None
     assessed: bool = False
+    # Scored before the response by a step itself (the guard's lane): exported after `exchange_finished`, in place
+    # of the background scoring (interaction, assessment, seconds from reply to verdict).
+    scored: tuple[Interaction, Assessment, float] | None = None
+    ask_again: AskAgain | None = None  # seam (c): set by a route that can ask the upstream again
 
 
 def request_bytes(body: dict[str, Any]) -> bytes:

@@ -17,6 +17,14 @@
     `message_delta`, `message_stop`).  Held text must be released (or replaced) there: nothing else sends it.
     A gate that needs the verdict awaits `handoff.assess_split(exchange, result, timeout)` in `release`: the
     stream's split is scored once, then, and not again when the stream ends.
+    Optional parts of a gate, used when present: `answer_complete()` (the relay tells it the answer string has
+    closed, before the rest of the stream), `on_ready` (the relay sets it to a function that sends text at once,
+    so a gate can let held text out between two pieces), `unscorable(reason)` (the reply is not ragtap's JSON:
+    told before its first text), `abandon()` (the app went away: `release` will not come), and `comment` (read
+    after `release`: one SSE comment line, which SDKs ignore, written after the text).
+(c) Asking again: a route that can sets `exchange.ask_again` (`AskAgain`): the injected request sent once more
+    with one more instruction, its reply split like the first (`SecondReply`); a whole-reply step may deliver it
+    with `reply.adopt(second, text)` (then its id, usage and finish reason go with its text).
 
 Steps are given to the app (`build_app(..., steps=ExchangeSteps(...))`, kept in `ProxyState.steps`).  With no
 step (the default) the path does no extra work: one empty-tuple check per reply.
@@ -24,8 +32,9 @@ step (the default) the path does no extra work: one empty-tuple check per reply.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, Protocol
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Protocol
 
 from ragtap.proxy.state import ExchangeSteps
 from ragtap.split.stream import StreamResult
@@ -36,13 +45,16 @@ if TYPE_CHECKING:
 
 
 class WholeReply:
-    """A split whole reply on its way to the app: its split, and the writer that puts answer text into the body."""
+    """A split whole reply on its way to the app: its split, the writer that puts answer text into the body, and
+    (for a step that annotates) the response object being built and its headers."""
 
-    __slots__ = ("_write", "replaced", "split")
+    __slots__ = ("_write", "body", "headers", "replaced", "split")
 
-    def __init__(self, split: SplitReply, write: Callable[[str], None]) -> None:
+    def __init__(self, split: SplitReply, write: Callable[[str], None], body: dict[str, Any] | None = None) -> None:
         self.split = split
         self._write = write
+        self.body = body  # the decoded response object the app receives (chat: the completion)
+        self.headers: Any = None  # its headers (set by `settle_whole_reply`)
         self.replaced: str | None = None  # the text a step put in place of the split answer
 
     @property
@@ -53,6 +65,31 @@ class WholeReply:
     def replace_answer(self, text: str) -> None:
         self._write(text)
         self.replaced = text
+
+    def adopt(self, second: SecondReply, text: str) -> None:
+        """The app receives `second`'s reply instead (its id, usage, finish reason) with `text` as its answer."""
+        if self.body is None:
+            self.replace_answer(text)
+            return
+        self.body.clear()
+        self.body.update(second.envelope)
+        second.write(self.body, text)
+        self.replaced = text
+
+
+@dataclass(frozen=True, slots=True)
+class SecondReply:
+    """The upstream's answer to the same request asked again (`Exchange.ask_again`), split like the first:
+    `envelope` is its decoded response object and `write(body, text)` puts answer text where the shape carries it."""
+
+    split: SplitReply
+    envelope: dict[str, Any]
+    write: Callable[[dict[str, Any], str], None]
+
+
+# Asks the upstream the exchange's injected request once more with one more instruction (the guard's retry); set
+# by a route that can (chat, Responses), None when it fails (its tokens are ragtap's: `record.retry_*_tokens`).
+AskAgain = Callable[[str], Awaitable[SecondReply | None]]
 
 
 class WholeReplyStep(Protocol):
@@ -73,7 +110,9 @@ class AnswerGate(Protocol):
 # Builds the gate of one streamed exchange (None: this exchange needs none).
 GateFactory = Callable[["Exchange"], AnswerGate | None]
 
-__all__ = ["AnswerGate", "ExchangeSteps", "GateFactory", "WholeReply", "WholeReplyStep", "open_gate"]
+__all__ = [
+    "AnswerGate", "AskAgain", "ExchangeSteps", "GateFactory", "SecondReply", "WholeReply", "WholeReplyStep", "abandon_gate", "open_gate",
+]
 
 
 class _Chain:
@@ -95,6 +134,13 @@ class _Chain:
             text = gate.feed(text) if text else text
             text += await gate.release(result)
         return text
+
+
+def abandon_gate(gate: AnswerGate | None) -> None:
+    """The app went away mid-stream: a gate that has an `abandon()` stops its work (checks, timers)."""
+    abandon = getattr(gate, "abandon", None)
+    if abandon is not None:
+        abandon()
 
 
 def open_gate(exchange: Exchange) -> AnswerGate | None:

@@ -19,10 +19,10 @@ from aiohttp import web
 
 from ragtap.exchange import ExchangeRecord
 from ragtap.proxy.exchange_path.read import Exchange, parse_object
-from ragtap.proxy.exchange_path.seams import AnswerGate, open_gate
+from ragtap.proxy.exchange_path.seams import AnswerGate, abandon_gate, open_gate
 from ragtap.proxy.sse import MAX_LINE_BYTES, Comment, SSEDecoder, Unheld, encode_event, encode_typed
 from ragtap.proxy.upstream import response_headers
-from ragtap.split.stream import REPLY_TOO_LARGE, StreamResult
+from ragtap.split.stream import REPLY_TOO_LARGE, AnswerStreamExtractor, StreamResult
 from ragtap.split.text_pieces import TextPieces
 
 # What a broken or stalled upstream stream raises while it is read.
@@ -191,9 +191,13 @@ class TypedSplitter(Protocol):
     """A shape's splitter of typed events (`ragtap.split.responses_stream`, `ragtap.split.messages_stream`)."""
 
     released: str  # what the answer gate released, set before the text's last delta is built
+    extractor: AnswerStreamExtractor  # the answer's extractor (whether the answer closed, or is not ragtap's JSON)
 
     def feed(self, event: dict[str, Any]) -> list[dict[str, Any]]:
         """One upstream event in; the events the app receives in its place."""
+
+    def extra_delta(self, text: str) -> dict[str, Any] | None:
+        """Answer text a gate lets out between two upstream events, as one more delta event (None: no open text)."""
 
     def ends_text(self, event: dict[str, Any]) -> bool:
         """`event` completes the split answer text."""
@@ -250,6 +254,9 @@ class TypedEventRelay:
         self.pending: list[bytes] = []
         self.closed = False  # the app's stream has its end (the shape's final event, or close())
         self.unheld: list[str | None] = []  # the types of the events too large to hold (passed on unchanged)
+        self.gate_complete: Callable[[], None] | None = getattr(gate, "answer_complete", None)
+        if hasattr(gate, "on_ready"):
+            gate.on_ready = self.send_text  # type: ignore[union-attr]
 
     def on_unheld(self, event_type: str | None) -> None:
         self.unheld.append(event_type)
@@ -257,18 +264,42 @@ class TypedEventRelay:
         if event_type in self.shape.ends:
             self.closed = True
 
+    def send_text(self, text: str) -> None:
+        """Text the gate lets out between two events (its optional `on_ready`; written with the next read's events)."""
+        event = self.splitter.extra_delta(text)
+        if event is not None:
+            self._write(event)
+
+    async def _release(self, event: dict[str, Any] | None) -> None:
+        assert self.gate is not None
+        self.splitter.released = await self.gate.release(self.splitter.finish_text(event))
+
+    def _gate_comment(self) -> None:
+        """The gate's optional last word, after the events that close the text (an SSE comment: SDKs ignore it)."""
+        comment = getattr(self.gate, "comment", None)
+        if comment:
+            self.pending.append(b": " + comment.encode() + b"\n\n")
+            self.gate.comment = None  # type: ignore[union-attr]
+
     async def on_payload(self, payload: bytes) -> None:
         event = parse_object(payload, lenient=True)  # (lenient: an echo with a NaN is still restored)
         if event is None:
             self.pending.append(encode_event(payload))  # not ours to judge: pass it on
             return
         self.shape.note(event, self.record)
+        released = False
         if self.shape.text_before_error and event.get("type") == "error":  # the answer so far, then the error as it came
             await self._close_text()
         elif self.gate is not None and self.splitter.ends_text(event):
-            self.splitter.released = await self.gate.release(self.splitter.finish_text(event))
+            await self._release(event)
+            released = True
         for rewritten in self.splitter.feed(event):
             self._write(rewritten)
+        if released:
+            self._gate_comment()
+        if self.gate_complete is not None and self.splitter.extractor.answer_complete:
+            self.gate_complete()  # the answer string closed: the gate need not wait for the end of the stream
+            self.gate_complete = None
         if event.get("type") in self.shape.ends:
             self.closed = True
 
@@ -278,10 +309,13 @@ class TypedEventRelay:
         self.pending.append(encode_typed(event))
 
     async def _close_text(self) -> None:
-        if self.gate is not None and self.splitter.text_open():
-            self.splitter.released = await self.gate.release(self.splitter.finish_text(None))
+        released = self.gate is not None and self.splitter.text_open()
+        if released:
+            await self._release(None)
         for event in self.splitter.close():
             self._write(event)
+        if released:
+            self._gate_comment()
 
     async def flush(self) -> None:
         if self.pending:
@@ -295,6 +329,21 @@ class TypedEventRelay:
         self.closed = True
 
 
+def _gate_filter(gate: AnswerGate | None, extractor: Callable[[], AnswerStreamExtractor]) -> Callable[[str], str] | None:
+    """The gate's `feed`, telling it first (once) when the reply is not ragtap's JSON and cannot be scored (its
+    optional `unscorable`: it then lets the text pass as it is)."""
+    if gate is None:
+        return None
+    unscorable: list[Callable[[str], None]] = [f] if (f := getattr(gate, "unscorable", None)) is not None else []
+
+    def feed(text: str) -> str:
+        if unscorable and (reason := extractor().raw_reason) is not None:
+            unscorable.pop()(reason)
+        return gate.feed(text)
+
+    return feed
+
+
 async def relay_typed(
     exchange: Exchange, upstream: aiohttp.ClientResponse, make_splitter: Callable[[Callable[[str], str] | None], TypedSplitter], shape: TypedShape,
 ) -> tuple[web.StreamResponse, StreamOutcome]:
@@ -302,11 +351,12 @@ async def relay_typed(
     `feed`, when a gate is open); what it leaves for scoring."""
     out = await open_stream(exchange.request, upstream)
     gate = open_gate(exchange)
-    splitter = make_splitter(gate.feed if gate is not None else None)
+    splitter = make_splitter(_gate_filter(gate, lambda: splitter.extractor))
     # One read can hold hundreds of events: the first answer text goes out at once (the app's time to first token).
     relay = TypedEventRelay(out, exchange.record, splitter, gate, shape)
     max_event_bytes = exchange.state.config.replies.max_body_bytes
     if not await pump_events(out, upstream, exchange.record, relay, flush_first_token=True, max_event_bytes=max_event_bytes):
+        abandon_gate(gate)
         return out, INCOMPLETE
     result = splitter.outcome()
     reason = REPLY_TOO_LARGE if shape.misses_text(relay.unheld) else result.unscored_reason

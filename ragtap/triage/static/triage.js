@@ -478,6 +478,7 @@
     const supportClaims = item.claims.filter((c) => c.of === "supporting");
     const unsupported = answerClaims.filter((c) => c.supported === false);
     const contradicted = unsupported.filter((c) => c.outcome === "contradicted").length;
+    const guard = item.guard || null;
 
     const body = el("div", { id: "d-body" },
       el("p", null, el("span", { class: verdictClass(item.verdict), id: "d-verdict", text: item.verdict }),
@@ -485,11 +486,13 @@
       el("div", { class: "rule", id: "d-rule" }, el("strong", { text: "why: " }), item.explanation || "(no explanation recorded)"),
       el("h3", { text: "scores against the thresholds in force" }), scoresTable(item),
       el("h3", { text: "question" }), el("div", { class: "text", id: "d-question" }, item.question),
-      el("h3", { text: `answer${unsupported.length ? ` — ${unsupported.length} unsupported claim${unsupported.length > 1 ? "s" : ""} marked` : ""}${contradicted ? ` (${contradicted} contradicted)` : ""}` }),
+      el("h3", { text: `${guard && guard.delivered_answer !== null ? "answer as the model wrote it" : "answer"}${unsupported.length ? ` — ${unsupported.length} unsupported claim${unsupported.length > 1 ? "s" : ""} marked` : ""}${contradicted ? ` (${contradicted} contradicted)` : ""}` }),
       item.answer === null ? el("p", { class: "muted", text: "no answer recorded" }) : highlighted(item.answer, answerClaims),
       unsupported.length ? el("ul", { class: "claims", id: "d-unsupported" },
         ...unsupported.map((c) => el("li", { class: c.outcome === "contradicted" ? "bad contradicted" : "bad" }, c.text,
           el("span", { class: "muted", text: " — " + claimWhy(c) })))) : null,
+      guard ? el("h3", { text: `guard: ${guard.action}, ${guard.outcome}${guard.delivered_answer === null ? " (the app received the answer above)" : " — the answer the app received"}` }) : null,
+      guard && guard.delivered_answer !== null ? el("div", { class: "text", id: "d-delivered" }, guard.delivered_answer) : null,
       el("h3", { text: "supporting content (what the model says its answer rests on)" }),
       item.supporting === null ? el("p", { class: "muted", text: "none (not injected, or not recovered)" }) : highlighted(item.supporting, supportClaims),
       el("h3", { text: `retrieved documents (${item.documents.length})` }), documentsList(item),
