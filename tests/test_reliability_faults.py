@@ -643,8 +643,11 @@ async def test_fault_storm_leaves_no_task_or_connection_behind(embedder) -> None
     # The upstream, ragtap and the client share this process's event loop, so each fault's outcome is decided by the
     # read timeout against how fast this process runs.  On a loaded machine a normal reply took longer than the
     # module's 0.4 s (load 8, stress --cpu 2), and even 5 s while the scoring thread's claim checks held the GIL: so
-    # a 5 s timeout, and scoring off (this test is about tasks and connections; scoring has tests of its own).
-    async with rig_context(embedder, flags={"server": {"read_timeout_s": 5.0}, "scoring": {"enabled": False}}, limit=40) as rig:
+    # a 5 s timeout, and scoring off (this test is about tasks and connections; scoring has tests of its own).  The
+    # connect timeout too: in the full suite a 0.4 s connect to 127.0.0.1 timed out (a "cut-chunked" came back 504)
+    # while this process's loop, which also accepts for the upstream, was held up.
+    async with rig_context(embedder, flags={"server": {"read_timeout_s": 5.0, "connect_timeout_s": 5.0}, "scoring": {"enabled": False}},
+                           limit=40) as rig:
         for kind in KINDS:  # warm up every path once, so the baseline includes lazily created things
             assert (await rig.call(*target(kind))).status == 200
         await rig.session.close()
