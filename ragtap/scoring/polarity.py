@@ -1,0 +1,255 @@
+"""Polarity: a claim clause that turns its evidence clause around (conflicts.py's negation, opposite and order checks).
+
+- **negation**: a negation (not, never, no, without, cannot, refused...) on one side only, governing what both
+  clauses say ("never mix this medicine with alcohol" / "you can take this medicine with alcohol");
+- **opposites**: a word on one side whose opposite is on the other, from a table (at least/at most, more/less,
+  first/second, always/never, read-only/write-only, allowed/prohibited, within/after...) or by a negating prefix
+  ("unclear" / "clear");
+- **order**: the same order relation with its two events swapped ("update the firmware before backing up" where
+  the manual says to back up before updating), however each side words it (before, after, prior to, until, a
+  fronted "Before ..., ...").
+A negation and an opposite together cancel out ("not available after 14 days" = "available within 14 days").
+Clauses are compared only where they share content words (MIN_CLAUSE_OVERLAP), and every evidence clause that
+holds the claim clause as well as the best one must disagree.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+from ragtap.scoring.alignment import Window
+from ragtap.scoring.lexical import STOPWORDS, content_words
+from ragtap.scoring.words import stem
+
+MIN_CLAUSE_OVERLAP = 2  # content words a claim clause and an evidence clause must share to compare their polarity
+
+_NEGATION_WORDS = frozenset(
+    stem(w) for w in "not never no none nothing nobody nowhere neither nor without unable refuse refused refuses declined declines "
+    "deny denied denies denial fail failed fails failure refusal unwilling".split()
+)  # as stems (terms are stemmed): "refused to bargain" = "wouldn't bargain"
+# Negation words that negate nothing here: "not only ... but", "no matter", "No," answering a yes/no question, "No. 1",
+# "no later than" / "no more than" (quantifiers: compared as opposites below).
+_NOT_A_NEGATION = re.compile(
+    r"\bnot\s+only\b|\bno\s+matter\b|\bno\s*,|^\s*no\b\s*[.!]|\bno\.\s*\d|\bno\s+(?:later|earlier|more|less|fewer|sooner|longer)\s+than\b"
+    r"|\bnothing\s+but\b|\bno-|\bnot\s+just\b|\bno\s+doubt\b|\bno\b[^.;]{0,40}\b(?:more|better|greater|bigger|larger)\b[^.;]{0,30}\bthan\b",
+    re.IGNORECASE,
+)
+_SCOPE = 5  # a negation governs the words up to this many tokens after it ("does not [cover water damage]")
+_CLAUSE = re.compile(r"[;:]\s+|(?<=[.!?])\s+|\s+(?:but|while|whereas|although|though|however|except|unless)\s+|\s+-{1,2}\s+", re.IGNORECASE)
+
+# Opposites, by stem.  Multi-word ones are joined with "_" before matching ("at least" -> "at_least").
+_PHRASES = {
+    "at least": "at_least", "at most": "at_most", "no more than": "at_most", "no less than": "at_least", "no later than": "at_latest",
+    "no earlier than": "at_earliest", "more than": "more_than", "less than": "less_than", "fewer than": "less_than",
+    "greater than": "more_than", "read-only": "read_only", "write-only": "write_only", "read only": "read_only",
+    "write only": "write_only", "turn on": "turn_on", "turn off": "turn_off", "switch on": "turn_on", "switch off": "turn_off",
+    "up to": "at_most",
+}
+_OPPOSITES_LIST = (
+    ("earliest", "latest"), ("at_earliest", "at_latest"), ("first", "second"), ("at_least", "at_most"), ("more_than", "less_than"), ("minimum", "maximum"), ("min", "max"),
+    ("more", "less"), ("more", "fewer"), ("higher", "lower"), ("highest", "lowest"), ("larger", "smaller"),
+    ("largest", "smallest"), ("bigger", "smaller"), ("longer", "shorter"), ("older", "younger"), ("oldest", "youngest"),
+    ("above", "below"), ("increase", "decrease"), ("increase", "reduce"), ("rise", "fall"), ("raise", "lower"),
+    ("gain", "loss"), ("always", "never"), ("always", "sometimes"), ("all", "none"), ("every", "no"),
+    ("allow", "prohibit"), ("allow", "forbid"), ("allow", "ban"), ("permit", "prohibit"), ("enable", "disable"),
+    ("open", "close"), ("open", "shut"), ("available", "unavailable"), ("possible", "impossible"), ("safe", "unsafe"),
+    ("safe", "dangerous"), ("legal", "illegal"), ("include", "exclude"), ("inside", "outside"), ("internal", "external"),
+    ("upper", "lower"), ("left", "right"), ("north", "south"), ("east", "west"), ("win", "lose"), ("won", "lost"),
+    ("accept", "reject"), ("approve", "reject"), ("approve", "deny"), ("grant", "deny"), ("positive", "negative"),
+    ("true", "false"), ("correct", "incorrect"), ("success", "failure"), ("succeed", "fail"), ("read_only", "write_only"),
+    ("hot", "cold"), ("warm", "cool"), ("heavy", "light"), ("fast", "slow"), ("early", "late"), ("same", "different"),
+    ("full", "empty"), ("wet", "dry"), ("import", "export"), ("buy", "sell"), ("bought", "sold"), ("male", "female"),
+    ("guilty", "innocent"), ("convict", "acquit"), ("alive", "dead"), ("increase", "cut"), ("add", "remove"),
+    ("connect", "disconnect"), ("lock", "unlock"), ("tighten", "loosen"), ("install", "uninstall"), ("mandatory", "optional"),
+    ("required", "optional"), ("must", "optional"), ("public", "private"), ("turn_on", "turn_off"),
+    ("within", "after"), ("start", "stop"), ("start", "end"), ("begin", "end"), ("entry", "exit"), ("enter", "exit"),
+    ("maximum", "minimum"), ("majority", "minority"), ("most", "least"), ("most", "few"), ("many", "few"),
+    ("expensive", "cheap"), ("cheaper", "more_expensive"), ("strong", "weak"), ("strengthen", "weaken"),
+    ("support", "oppose"), ("agree", "disagree"), ("like", "dislike"), ("love", "hate"), ("friend", "enemy"),
+    ("ally", "enemy"), ("victory", "defeat"), ("rich", "poor"), ("high", "low"), ("wide", "narrow"), ("thick", "thin"),
+    ("deep", "shallow"), ("near", "far"), ("inbound", "outbound"), ("upload", "download"), ("input", "output"),
+    ("increase", "drop"), ("change", "remain"), ("change", "same"), ("change", "stay"), ("differ", "same"),
+    ("vary", "same"), ("vary", "constant"), ("half", "full"), ("partial", "full"), ("partial", "complete"),
+)
+
+
+def _stem_term(term: str) -> str:
+    return term if "_" in term else stem(term)  # joined phrases ("read_only") are compared as written
+
+
+def _opposites() -> dict[str, frozenset[str]]:
+    table: dict[str, set[str]] = {}
+    for a, b in _OPPOSITES_LIST:
+        for x, y in ((a, b), (b, a)):
+            table.setdefault(_stem_term(x), set()).add(_stem_term(y))
+    return {k: frozenset(v) for k, v in table.items()}
+
+
+_OPPOSITES = _opposites()
+_PHRASE = re.compile(r"\b(" + "|".join(re.escape(p) for p in sorted(_PHRASES, key=len, reverse=True)) + r")\b", re.IGNORECASE)
+
+
+def _terms(text: str) -> list[str]:
+    """Stemmed words with the opposite-bearing phrases joined ("at least" -> "at_least"), in order; "n't" is its
+    own term ("doesn't" -> "doe", "not")."""
+    text = _NAMED_NO.sub(" ", text)  # "the No Fly List": a name, not a negation
+    joined = _PHRASE.sub(lambda m: _PHRASES[m.group(1).lower()], _NOT_A_NEGATION.sub(" ", text.lower()))
+    joined = re.sub(r"(\w)n[’']t\b", r"\1 not", joined).replace("cannot", "can not")
+    joined = re.sub(r"\b(?:have|has|had|is|are|was|were)\s+yet\s+to\b", "not", joined)  # "have yet to reach" = "haven't reached"
+    joined = re.sub(r"\b(?:rather\s+than|instead\s+of)\b", "not", joined)  # "private individuals rather than public figures"
+    return [t if t in STOPWORDS else _stem_term(t) for t in re.findall(r"[a-z]+_[a-z_]+|[^\W_]+", joined)]
+
+
+_NAMED_NO = re.compile(r"(?<=\w[\s\"'“])No(?=\s+[A-Z])")
+
+
+_NEGATING_PREFIXES = ("un", "non", "dis", "in", "im", "il", "ir")
+
+
+def _prefixed_opposite(term: str, other: set[str]) -> str | None:
+    """`term` is the negated form of a word of `other` ("unclear" / "clear", "nonviolent" / "violent"), or the
+    other way round: an opposite found by its prefix, not from the table."""
+    for prefix in _NEGATING_PREFIXES:
+        if term.startswith(prefix) and len(term) - len(prefix) >= 4 and term[len(prefix) :] in other:
+            return term[len(prefix) :]
+        for word in other:
+            if word.startswith(prefix) and word[len(prefix) :] == term and len(term) >= 4:
+                return word
+    return None
+
+
+def _clauses(text: str) -> list[str]:
+    return [c for c in _CLAUSE.split(text) if c and c.strip()]
+
+
+
+def polarity_conflicts(claim: str, best: Window) -> list[str]:
+    """Why each clause of the claim turns its evidence clause in `best` around (negation, opposite, order)."""
+    evidence_clauses = [(c, set(content_words(c)), _terms(c)) for c in _clauses(best.text)]
+    window_terms = [t for _, _, terms in evidence_clauses for t in terms]
+    evidence_clauses = [e for e in evidence_clauses if e[1]]
+    out: list[str] = []
+    for clause in _clauses(claim):
+        words = set(content_words(clause))
+        if len(words) < MIN_CLAUSE_OVERLAP:
+            continue
+        overlap = {i: len(words & e[1]) for i, e in enumerate(evidence_clauses)}
+        best = max(overlap.values(), default=0)
+        if best < MIN_CLAUSE_OVERLAP or best < 0.5 * len(words):
+            continue
+        # Every evidence clause that holds the claim clause as well as the best one must turn it around.
+        reasons = []
+        for i in (i for i, n in overlap.items() if n == best):
+            text, held, terms = evidence_clauses[i]
+            flips, why = _flips(clause, text, _terms(clause), terms, words & held, window_terms)
+            if not flips:
+                break
+            reasons.append(why)
+        else:
+            out.append(reasons[0])
+    return out
+
+
+def _flips(claim: str, evidence: str, claim_terms: list[str], evidence_terms: list[str], shared: set[str],
+           window_terms: Sequence[str] = ()) -> tuple[int, str]:
+    """How the claim clause turns the evidence clause around: (1 when it does, else 0; the reasons).
+
+    Opposites first ("decreased" / "increased", "unclear" / "clear").  A negation whose first word is one side of an
+    opposite turns that opposite back ("will not change" = "will remain the same": agreement).  The other negations:
+    a clause negating what both say, against one negating nothing, is a mismatch ("never mix this medicine with
+    alcohol" / "you can take this medicine with alcohol"); both negating, however worded, agree; a negation the claim
+    shares with another clause of the window is that clause's."""
+    reasons: list[str] = []
+    claim_set, evidence_set = set(claim_terms), set(evidence_terms)
+    pairs: list[tuple[str, str]] = []
+    for term in claim_terms:
+        if term in evidence_set or any(term in p for p in pairs) or not _near_shared(claim_terms, term, shared):
+            continue
+        for opposite in (*_OPPOSITES.get(term, ()), _prefixed_opposite(term, evidence_set)):
+            if opposite and opposite in evidence_set and opposite not in claim_set and not any(opposite in p for p in pairs) \
+                    and _near_shared(evidence_terms, opposite, shared):
+                pairs.append((term, opposite))
+                break
+    turned = {w for p in pairs for w in p}
+    claim_heads, claim_turned = _negated(claim_terms, turned)
+    evidence_heads, evidence_turned = _negated(evidence_terms, turned)
+    for term, opposite in pairs:
+        if not ((term in claim_turned) ^ (opposite in evidence_turned)):
+            reasons.append(f"opposite: {term.replace('_', ' ')} vs {opposite.replace('_', ' ')}")
+    claim_negates, evidence_negates = _governs(claim_heads, shared), _governs(evidence_heads, shared)
+    if claim_negates != evidence_negates and not (claim_heads and evidence_heads):
+        own = {scope[0] for scope in claim_heads} if claim_negates else set()
+        if not own & {scope[0] for scope in _negated(list(window_terms), turned)[0]}:
+            reasons.append("negation")
+    order = _reversed_order(claim, evidence, shared)
+    if order:
+        reasons.append(order)
+    return (1 if reasons else 0), " + ".join(reasons)
+
+
+def _negated(terms: Sequence[str], turned: set[str]) -> tuple[list[list[str]], set[str]]:
+    """(the scope of each negation: its next content words, in order; the opposites' words negations govern, whose
+    negations are spent on turning them)."""
+    scopes: list[list[str]] = []
+    opposites: set[str] = set()
+    for i, term in enumerate(terms):
+        if term not in _NEGATION_WORDS:
+            continue
+        scope = [t for t in terms[i + 1 : i + 1 + _SCOPE] if t not in STOPWORDS and t not in _NEGATION_WORDS and len(t) > 1]
+        if scope and scope[0] in turned:
+            opposites.add(scope[0])
+        elif scope:
+            scopes.append(scope)
+    return scopes, opposites
+
+
+def _governs(scopes: list[list[str]], shared: set[str]) -> bool:
+    """A negation governs what the two clauses share: its first content word is shared ("does not [cover] water
+    damage"), or two shared words and half of them stand in its scope ("never mix [this medicine] with [alcohol]");
+    not "won't talk about the deployment" against "the deployment supports deterrence"."""
+    for scope in scopes:
+        held = len(set(scope) & shared)
+        if scope[0] in shared or (held >= 2 and held * 2 >= len(shared)):
+            return True
+    return False
+
+
+def _near_shared(terms: list[str], term: str, shared: set[str]) -> bool:
+    """An opposite counts only where it qualifies what both sides say ("[older] brother" / "[younger] brother"),
+    not as a stray adverb ("never been done before" / "After the launch")."""
+    return any(t in shared for i, t0 in enumerate(terms) if t0 == term for t in terms[max(0, i - 3) : i] + terms[i + 1 : i + 4])
+
+
+_ORDER_CUE = re.compile(r"\b(before|after|prior\s+to|followed\s+by|until)\b", re.IGNORECASE)
+
+
+def _event_order(clause: str, shared: set[str]) -> tuple[set[str], set[str]] | None:
+    """(what happens first, what happens later), as the clause's shared words, from its first order word:
+    "A before B" and "Before B, A" -> (A, B); "A after B" and "After B, A" -> (B, A)."""
+    cue = _ORDER_CUE.search(clause)
+    if cue is None:
+        return None
+    word = cue.group(1).lower().split()[0]
+    head, tail = clause[: cue.start()], clause[cue.end() :]
+    if not set(content_words(head)) & shared and "," in tail:  # fronted: "Before updating the software, back up"
+        inner, _, outer = tail.partition(",")
+        left, right = outer, inner  # "Before B, A" reads "A before B"
+    else:
+        left, right = head, tail
+    a, b = set(content_words(left)) & shared, set(content_words(right)) & shared
+    if not a or not b:
+        return None
+    return (a, b) if word in ("before", "prior", "followed", "until") else (b, a)
+
+
+def _reversed_order(claim: str, evidence: str, shared: set[str]) -> str | None:
+    """The two events of an order relation swapped: "update, then back up" against "back up before updating"
+    (however each side words it: before, after, prior to, a fronted "Before ..., ...")."""
+    claim_order, evidence_order = _event_order(claim, shared), _event_order(evidence, shared)
+    if claim_order is None or evidence_order is None:
+        return None
+    (c_first, c_later), (e_first, e_later) = claim_order, evidence_order
+    if c_first & e_later and c_later & e_first and not c_first & e_first and not c_later & e_later:
+        return "order: the events are reversed"
+    return None
