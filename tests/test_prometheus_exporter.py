@@ -233,6 +233,30 @@ def test_exporter_errors_from_sources_and_hooks():
     assert not [s for s in samples(p, "ragtap_exporter_errors_total") if s.labels["exporter"] == "bad"]
 
 
+def test_exporter_set_calls_each_hook_on_the_exporters_that_implement_it_including_one_added_later():
+    calls: list[tuple[str, str]] = []
+
+    class Finishing(Exporter):
+        def __init__(self, name: str) -> None:
+            self.name = name
+
+        def exchange_finished(self, exchange: ExchangeRecord) -> None:
+            calls.append((self.name, "finished"))
+
+    class Subclass(Finishing):  # (inherits the hook)
+        def queue_depth(self, depth: int) -> None:
+            calls.append((self.name, f"depth {depth}"))
+
+    exporters = ExporterSet([Finishing("a"), Exporter()])
+    exporters.exchange_finished(exchange())
+    exporters.queue_depth(1)
+    exporters.add(Subclass("b"))  # (the online judge is added after the set is built)
+    exporters.exchange_finished(exchange())
+    exporters.queue_depth(2)
+    assert calls == [("a", "finished"), ("a", "finished"), ("b", "finished"), ("b", "depth 2")]
+    assert [type(e).__name__ for e in exporters.exporters] == ["Finishing", "Exporter", "Subclass"]
+
+
 def test_no_free_text_labels():
     p = PrometheusExporter()
     ex = exchange(route="/v1/chat/completions?api_key=sk-secret", trace_headers={"traceparent": "00-" + "a" * 32
