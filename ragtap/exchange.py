@@ -51,7 +51,7 @@ class ChatMessage:
     parts: tuple[ChatMessagePart, ...]
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)  # not frozen: built per request, and a frozen init costs several times more
 class Overhead:
     """What ragtap itself added to one exchange: the injected instruction's input tokens, the supporting content's
     output tokens, and their price (None when the model has no price in `[cost]`)."""
@@ -327,22 +327,27 @@ def chat_messages(messages: Any) -> tuple[ChatMessage, ...]:
     return tuple(out)
 
 
+def _count(value: Any) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else None
+
+
+def _is_mapping(value: Any) -> bool:
+    """isinstance(value, Mapping), the usual answers first (a JSON object, or nothing: the ABC check is slow)."""
+    return type(value) is dict or (value is not None and isinstance(value, Mapping))
+
+
 def note_usage(record: ExchangeRecord, usage: Any) -> None:
     """Copy an upstream `usage` object onto the record: chat completions (`prompt_tokens`, `completion_tokens`,
     `*_tokens_details`) or Responses (`input_tokens`, `output_tokens`, `*_tokens_details`) field names."""
-    if not isinstance(usage, Mapping):
+    if not _is_mapping(usage):
         return
-
-    def count(value: Any) -> int | None:
-        return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else None
-
     responses = "input_tokens" in usage or "output_tokens" in usage
-    record.input_tokens = count(usage.get("input_tokens" if responses else "prompt_tokens"))
-    record.output_tokens = count(usage.get("output_tokens" if responses else "completion_tokens"))
+    record.input_tokens = _count(usage.get("input_tokens" if responses else "prompt_tokens"))
+    record.output_tokens = _count(usage.get("output_tokens" if responses else "completion_tokens"))
     inputs = usage.get("input_tokens_details" if responses else "prompt_tokens_details")
     outputs = usage.get("output_tokens_details" if responses else "completion_tokens_details")
-    record.cached_input_tokens = count(inputs.get("cached_tokens")) if isinstance(inputs, Mapping) else None
-    record.reasoning_tokens = count(outputs.get("reasoning_tokens")) if isinstance(outputs, Mapping) else None
+    record.cached_input_tokens = _count(inputs.get("cached_tokens")) if _is_mapping(inputs) else None
+    record.reasoning_tokens = _count(outputs.get("reasoning_tokens")) if _is_mapping(outputs) else None
 
 
 def note_anthropic_usage(record: ExchangeRecord, usage: Any) -> None:
