@@ -1,6 +1,6 @@
 """Instructions per request on ragtap's request path, counted by callgrind: the same on a busy or a quiet machine.
 
-    .venv/bin/python bench/request_instructions.py [--baseline-src /path/to/other/checkout] [--requests 100]
+    .venv/bin/python bench/request_instructions.py [--baseline-src /path/to/other/checkout] [--peer] [--no-scoring]
 
 `ragtap serve` (default config: scoring on, Prometheus and the capture store on) runs under
 `valgrind --tool=callgrind --instr-atstart=no --separate-threads=yes`, from this checkout and then from
@@ -12,6 +12,11 @@ has scored them all and the event loop has exported them), instrumentation off, 
 - rag: the 1.5 KB LangChain RAG request (bench/bodies.py), not streamed: recognised, injected, split, scored;
 - rag-stream: the same streamed (20 content chunks);
 - chat: the plain chat of the same size, forwarded untouched (the non-RAG path).
+
+With scoring on (the default config), every interaction is scored (requests come one at a time), so the event
+loop's count includes the scored interaction's hooks and the hand-off to the embedding thread; at c=32 most
+interactions are shed by the full queue instead, which `--no-scoring` approximates (the request path alone).
+`--peer` also measures the bare aiohttp passthrough (bench/peer_passthrough.py) on the same requests.
 
 Reported per request: instructions of the main thread (the event loop: the request path and the exporters' hooks,
 `interaction_scored` included) and of the whole process (scoring's embedding thread included).  The counts of the
@@ -117,7 +122,8 @@ def thread_totals(out_prefix: Path, part: int) -> dict[int, int]:
     return totals
 
 
-def measure(source: Path | None, upstream: Service, workdir: Path, scenarios: list[str], requests: int, warmup: int) -> dict[str, tuple[float, float]]:
+def measure(source: Path | None, upstream: Service, workdir: Path, scenarios: list[str], requests: int, warmup: int,
+            scoring: bool = True) -> dict[str, tuple[float, float]]:
     """Per scenario: (main-thread instructions per request, whole-process instructions per request).  `source`:
     the checkout whose `ragtap serve` is measured; None: the bare aiohttp passthrough (peer_passthrough.py)."""
     port = free_port()
@@ -129,6 +135,10 @@ def measure(source: Path | None, upstream: Service, workdir: Path, scenarios: li
     if source is not None:
         env["PYTHONPATH"] = str(source)
         target = ["-m", "ragtap", "serve", "--upstream", upstream.url + "/v1", "--port", str(port)]
+        if not scoring:
+            config = workdir / "no-scoring.toml"
+            config.write_text("[scoring]\nenabled = false\n")
+            target += ["--config", str(config)]
         ready = "/healthz"
     else:
         target = [str(BENCH / "peer_passthrough.py"), "--upstream", upstream.url, "--port", str(port)]
@@ -166,6 +176,9 @@ def main() -> int:
     parser.add_argument("--warmup", type=int, default=20)
     parser.add_argument("--scenarios", default="rag,rag-stream,chat")
     parser.add_argument("--peer", action="store_true", help="also the bare aiohttp passthrough (bench/peer_passthrough.py)")
+    parser.add_argument("--no-scoring", action="store_true",
+                        help="[scoring] enabled = false: the request path alone (what a RAG request costs at c=32, where most "
+                             "interactions are shed by the full queue)")
     args = parser.parse_args()
     scenarios = args.scenarios.split(",")
     sources: dict[str, Path | None] = {"this": BENCH.parent}
@@ -180,10 +193,11 @@ def main() -> int:
     table: dict[str, dict[str, tuple[float, float]]] = {}
     try:
         for label, source in sources.items():
-            table[label] = measure(source, upstream, workdir, scenarios, args.requests, args.warmup)
+            table[label] = measure(source, upstream, workdir, scenarios, args.requests, args.warmup, scoring=not args.no_scoring)
     finally:
         upstream.stop()
-    print(f"{args.requests} requests per scenario after {args.warmup} warm-up; instructions per request (callgrind)")
+    print(f"{args.requests} requests per scenario after {args.warmup} warm-up, scoring {'off' if args.no_scoring else 'on'}; "
+          "instructions per request (callgrind)")
     print(f"{'checkout':<10}{'scenario':<12}{'event loop':>14}{'whole process':>16}")
     for label, rows in table.items():
         for name, (loop, whole) in rows.items():
