@@ -34,6 +34,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 BENCH = Path(__file__).resolve().parent
@@ -63,6 +64,14 @@ def send(port: int, body: bytes, first: int, count: int) -> None:
                 raise RuntimeError(f"request {n}: {reply.status} {data[:200]!r}")
     finally:
         connection.close()
+
+
+def send_concurrently(port: int, body: bytes, first: int, count: int, conns: int) -> None:
+    """`count` requests over `conns` keep-alive connections at once (one thread each), like wrk's -c."""
+    share = -(-count // conns)
+    with ThreadPoolExecutor(conns) as pool:
+        for done in [pool.submit(send, port, body, first + i * share, min(share, count - i * share)) for i in range(conns) if i * share < count]:
+            done.result()
 
 
 def process_ticks(pid: int) -> int:
@@ -123,7 +132,7 @@ def thread_totals(out_prefix: Path, part: int) -> dict[int, int]:
 
 
 def measure(source: Path | None, upstream: Service, workdir: Path, scenarios: list[str], requests: int, warmup: int,
-            scoring: bool = True) -> dict[str, tuple[float, float]]:
+            scoring: bool = True, conns: int = 1) -> dict[str, tuple[float, float]]:
     """Per scenario: (main-thread instructions per request, whole-process instructions per request).  `source`:
     the checkout whose `ragtap serve` is measured; None: the bare aiohttp passthrough (peer_passthrough.py)."""
     port = free_port()
@@ -156,7 +165,7 @@ def measure(source: Path | None, upstream: Service, workdir: Path, scenarios: li
         for part, scenario in enumerate(scenarios, start=1):
             callgrind(valgrind_pid, "--zero")
             callgrind(valgrind_pid, "--instr=on")
-            send(port, SCENARIOS[scenario](), 10_000 * part, requests)
+            send_concurrently(port, SCENARIOS[scenario](), 10_000 * part, requests, conns)
             wait_idle(valgrind_pid, scored)
             callgrind(valgrind_pid, "--instr=off")
             callgrind(valgrind_pid, f"--dump={scenario}")
@@ -176,6 +185,8 @@ def main() -> int:
     parser.add_argument("--warmup", type=int, default=20)
     parser.add_argument("--scenarios", default="rag,rag-stream,chat")
     parser.add_argument("--peer", action="store_true", help="also the bare aiohttp passthrough (bench/peer_passthrough.py)")
+    parser.add_argument("--conns", type=int, default=1, help="connections sending at once (1: one request at a time, the most "
+                        "repeatable count; 32: the event loop's work at c=32, within a few percent from run to run)")
     parser.add_argument("--no-scoring", action="store_true",
                         help="[scoring] enabled = false: the request path alone (what a RAG request costs at c=32, where most "
                              "interactions are shed by the full queue)")
@@ -193,10 +204,11 @@ def main() -> int:
     table: dict[str, dict[str, tuple[float, float]]] = {}
     try:
         for label, source in sources.items():
-            table[label] = measure(source, upstream, workdir, scenarios, args.requests, args.warmup, scoring=not args.no_scoring)
+            table[label] = measure(source, upstream, workdir, scenarios, args.requests, args.warmup, scoring=not args.no_scoring, conns=args.conns)
     finally:
         upstream.stop()
-    print(f"{args.requests} requests per scenario after {args.warmup} warm-up, scoring {'off' if args.no_scoring else 'on'}; "
+    print(f"{args.requests} requests per scenario over {args.conns} connection(s) after {args.warmup} warm-up, "
+          f"scoring {'off' if args.no_scoring else 'on'}; "
           "instructions per request (callgrind)")
     print(f"{'checkout':<10}{'scenario':<12}{'event loop':>14}{'whole process':>16}")
     for label, rows in table.items():
