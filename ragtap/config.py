@@ -97,14 +97,14 @@ class ClientSettings:
     header_timeout_s: float = 10.0  # a request's headers must be complete this long after its first byte
     body_timeout_s: float = 60.0  # its body must be complete this long after the headers (else 408)
     idle_timeout_s: float = 60.0  # a connection with no request in progress is closed after this long
-    max_connections: int = 1024  # over this, the oldest idle / header-sending connection is closed
+    max_connections: int = 1024  # over this, the oldest idle / header-sending connection is closed (at most what the fds allow)
 
 
 @dataclass(frozen=True)
 class ReplySettings:
     """What ragtap keeps in memory of one RAG reply (issue 13 #9); over these it relays without keeping."""
 
-    max_body_bytes: int = 16 * 1024 * 1024  # a non-streamed RAG reply read whole to split it; larger: relayed as is
+    max_body_bytes: int = 16 * 1024 * 1024  # a non-streamed RAG reply read whole to split it, or one stream event; larger: relayed as is
     max_kept_chars: int = 4_000_000  # text a stream's extractor keeps (answer, supporting content) for scoring
 
 

@@ -1,10 +1,14 @@
-"""A RAGTAP_PLUGINS module for the `ragtap worker` subprocesses of tests/test_redis_queue.py.
+"""A RAGTAP_PLUGINS module for the `ragtap worker` subprocesses of tests/test_redis_queue.py (and a `ragtap serve`
+of tests/test_shutdown.py that must score without loading a model).
 
 It registers, by name, what a test selects through the environment (as a user selects any embedder/exporter):
 
 - embedder `test-word-hash`: deterministic bag of words (no model load: a worker starts in a fraction of a
   second).  RAGTAP_TEST_EMBED_DELAY_S makes each embed call sleep (a batch then lasts long enough to be killed
   in the middle of); RAGTAP_TEST_EMBED_MARKER names a file that gets one line per embed call as it starts.
+  RAGTAP_TEST_EMBED_BARRIER="path:n" holds each embed call until n different workers have started one (each
+  appends its pid to the shared file `path`; bounded: 30 s), so a test knows the work was shared without
+  relying on how long a call takes.
 - exporter `test-ledger`: when RAGTAP_TEST_LEDGER names a file, every exported interaction is appended as one
   JSON line (question, consumer pid) with O_APPEND and no buffering, so what a worker exported survives SIGKILL.
 """
@@ -33,11 +37,26 @@ class WordHashEmbedder:
     def __init__(self) -> None:
         self.delay = float(os.environ.get("RAGTAP_TEST_EMBED_DELAY_S", "0") or 0)
         self.marker = os.environ.get("RAGTAP_TEST_EMBED_MARKER")
+        barrier = os.environ.get("RAGTAP_TEST_EMBED_BARRIER", "")
+        self.barrier_path, _, count = barrier.rpartition(":")
+        self.barrier_count = int(count) if barrier else 0
+
+    def _wait_at_barrier(self) -> None:
+        with open(self.barrier_path, "a", encoding="utf-8") as f:
+            f.write(f"{os.getpid()}\n")
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            with open(self.barrier_path, encoding="utf-8") as f:
+                if len(set(f.read().split())) >= self.barrier_count:
+                    return
+            time.sleep(0.02)
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
         if self.marker:
             with open(self.marker, "a", encoding="utf-8") as f:
                 f.write(f"{os.getpid()}\n")
+        if self.barrier_count:
+            self._wait_at_barrier()
         if self.delay:
             time.sleep(self.delay)
         out = np.zeros((len(texts), self.dim), dtype=np.float32)

@@ -254,3 +254,46 @@ def test_contradicted_claims_are_counted_apart_in_prometheus_and_otel(embedder) 
     record = output_record(item, assessment)
     assert record["contradicted_claims"] == 1 and record["unsupported_claims"] == 2
     assert [c["outcome"] for c in record["claims"] if c["of"] == "answer"] == ["supported", "contradicted", "not_found"]
+
+
+# --------------------------------------------------------------------------------------------------------------
+# a second set, written after the rules above: times of day, dates, multiples, "only", a subject swapped in from
+# another sentence, and their faithful counterparts
+# --------------------------------------------------------------------------------------------------------------
+
+SAAS = ("Projects can be deleted by owners and admins. Deleted projects are kept for 30 days before they are purged. "
+        "The first backup runs at 2 AM UTC and a second backup runs at 2 PM UTC. Free plans include at most 3 seats. "
+        "Invoices are issued on March 5 each year.")
+PHARMA = ("Adults may take up to 8 tablets in 24 hours. Children under 12 should not take this product. Stop use and ask a "
+          "doctor if pain gets worse or lasts more than 10 days. The product contains 500 mg of paracetamol per tablet.")
+LEAVE = ("Employees receive 25 days of paid leave per year. Parental leave is 16 weeks at full pay. Overtime is paid at 1.5 "
+         "times the hourly rate. Probation lasts six months.")
+LOVELACE = ("Ada Lovelace was born in London in 1815. She worked with Charles Babbage on the Analytical Engine. Her notes, "
+            "published in 1843, include the first published algorithm.")
+
+SECOND_SET = [
+    (SAAS, "Deleted projects are kept for 90 days before they are purged.", False),
+    (SAAS, "Deleted projects are kept for a month before being purged.", True),
+    (SAAS, "The second backup runs at 2 AM UTC.", False),
+    (SAAS, "Invoices are issued on March 7 each year.", False),
+    (SAAS, "Only owners can delete projects.", False),
+    (PHARMA, "Children under 12 can take this product.", False),
+    (PHARMA, "Children under 12 should not use this product.", True),
+    (PHARMA, "Each tablet contains 0.5 g of paracetamol.", True),
+    (PHARMA, "Each tablet contains 500 g of paracetamol.", False),
+    (LEAVE, "Parental leave is 16 weeks at half pay.", False),
+    (LEAVE, "Overtime is paid at twice the hourly rate.", False),
+    (LEAVE, "Employees get twenty-five days of paid leave a year.", True),
+    (LOVELACE, "Charles Babbage was born in London in 1815.", False),
+    (LOVELACE, "Lovelace worked with Babbage on the Analytical Engine.", True),
+    (LOVELACE, "Her notes were published in 1815.", False),
+]
+
+
+@pytest.mark.parametrize("document,answer,faithful", SECOND_SET)
+def test_second_set(embedder, document: str, answer: str, faithful: bool) -> None:
+    result = score(embedder, document, answer)
+    if faithful:
+        assert result.verdict is Verdict.GROUNDED, (result.explanation, [(c.outcome.value, c.reason, c.conflicts) for c in result.claims])
+    else:
+        assert len(result.contradicted_claims) == 1, [(c.outcome.value, c.reason, c.conflicts) for c in result.claims]

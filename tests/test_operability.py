@@ -17,7 +17,7 @@ import os
 import signal
 import subprocess
 import sys
-import time
+import threading
 from pathlib import Path
 
 import aiohttp
@@ -35,8 +35,8 @@ ROOT = Path(__file__).resolve().parents[1]
 QUICK = "[scoring]\nenabled = false\n[prometheus]\nenabled = false\n[server]\nconnect_timeout_s = 3.0\n"
 
 
-def _serve(tmp_path: Path, upstream: str, env: dict[str, str]) -> tuple[list[str], int]:
-    """Run `ragtap serve` until it is listening and has had a moment to log, then SIGTERM; (stderr lines, exit code)."""
+def _serve(tmp_path: Path, upstream: str, env: dict[str, str], until: str = "does not resolve") -> tuple[list[str], int]:
+    """Run `ragtap serve` until it has logged a line containing `until`, then SIGTERM; (stderr lines, exit code)."""
     config = tmp_path / "ragtap.toml"
     config.write_text(QUICK, encoding="utf-8")
     process = subprocess.Popen(
@@ -45,21 +45,22 @@ def _serve(tmp_path: Path, upstream: str, env: dict[str, str]) -> tuple[list[str
         env={**os.environ, **env, "PYTHONPATH": str(ROOT)},
     )
     lines: list[str] = []
+    watchdog = threading.Timer(60, process.kill)  # bounds the reads below: a killed process ends its stderr
+    watchdog.start()
     try:
         assert process.stderr is not None
-        deadline = time.monotonic() + 60
-        while time.monotonic() < deadline:  # bounded: until the listening line
+        while True:  # until the awaited line (the resolve check runs after the listening line, within connect_timeout_s)
             line = process.stderr.readline()
             if not line:
                 break
             lines.append(line.rstrip("\n"))
-            if line.startswith("ragtap listening on"):
+            if until in line:
                 break
-        time.sleep(4.0)  # the resolve check runs right after (bounded by connect_timeout_s = 3)
         process.send_signal(signal.SIGTERM)
         process.wait(timeout=30)
         lines += process.stderr.read().splitlines()  # (the same buffered reader: communicate() would skip its buffer)
     finally:
+        watchdog.cancel()
         if process.poll() is None:
             process.kill()
             process.wait(10)

@@ -362,7 +362,9 @@ async def test_hosted_file_search_results_are_scored_and_the_reply_is_untouched(
     for n in (1, 2):
         interaction, assessment = await proxy.collector.assessment(n)
         assert interaction.question == QUESTION and [(d.text, d.id) for d in interaction.documents] == [(DOCUMENTS[0], "file-ec2")]
-        assert interaction.answer == ANSWER and interaction.supporting is None and assessment.verdict is not None
+        assert interaction.answer == ANSWER and interaction.supporting is None
+        # scored on the answer alone (no supporting content was asked for): it restates the one document
+        assert assessment.verdict is Verdict.GROUNDED and assessment.scores.sdq is None and assessment.scores.attributed_document == 0
     exchange = await proxy.collector.exchange()
     assert (exchange.recognition, exchange.rag_source, exchange.injected) == ("client_tools", "file_search", False)
 

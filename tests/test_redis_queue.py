@@ -115,7 +115,7 @@ def _config_file(folder: Path) -> Path:
 
 
 class Worker:
-    def __init__(self, redis: RedisServer, folder: Path, name: str, *, delay: float = 0.0) -> None:
+    def __init__(self, redis: RedisServer, folder: Path, name: str, *, delay: float = 0.0, barrier: int = 0) -> None:
         self.name = name
         self.ledger = folder / f"ledger-{name}.jsonl"
         self.marker = folder / f"embeds-{name}.txt"
@@ -129,6 +129,7 @@ class Worker:
             "RAGTAP_TEST_LEDGER": str(self.ledger),
             "RAGTAP_TEST_EMBED_MARKER": str(self.marker),
             "RAGTAP_TEST_EMBED_DELAY_S": str(delay),
+            "RAGTAP_TEST_EMBED_BARRIER": f"{folder / 'barrier.txt'}:{barrier}" if barrier else "",
             "RAGTAP_LOG_LEVEL": "INFO",
         }
         self._log_file = open(self.log, "wb")  # noqa: SIM115 - closed in stop()
@@ -216,11 +217,14 @@ def backlog(redis: RedisServer) -> tuple[int, int]:
 
 
 async def test_two_proxies_two_workers_score_each_interaction_exactly_once(start_proxy, redis_server, workers, tmp_path) -> None:
-    # Each embed call takes 0.3 s, so that one worker cannot drain the stream alone before the other reads.
-    workers.extend(Worker(redis_server, tmp_path, f"w{i}", delay=0.3) for i in range(2))
+    # Each worker's first embed call waits until the other worker has started one too (a barrier, not a delay):
+    # the first interaction goes out alone and holds the worker that read it, so the others are read by the other.
+    workers.extend(Worker(redis_server, tmp_path, f"w{i}", barrier=2) for i in range(2))
     for worker in workers:
         worker.wait_ready()
-    proxies = [await start_redis_proxy(start_proxy, redis_server) for _ in range(2)]
+    # Every interaction must reach Redis: an add that took over the default 2 s (load 13 on 2 cores) fell back to
+    # local scoring and was never exported by a worker.
+    proxies = [await start_redis_proxy(start_proxy, redis_server, handoff_timeout_ms=30_000.0) for _ in range(2)]
     total = 60
     limit = asyncio.Semaphore(8)
 
@@ -228,9 +232,11 @@ async def test_two_proxies_two_workers_score_each_interaction_exactly_once(start
         async with limit:
             return await ask(proxies[k % 2], k)
 
-    answers = await asyncio.gather(*(one(k) for k in range(total)))
+    answers = [await one(0)]
+    await wait_for(lambda: sum(w.embeds_started() for w in workers) >= 1, 15, "a worker to start on the first interaction")
+    answers += await asyncio.gather(*(one(k) for k in range(1, total)))
     assert answers == [REPLY] * total  # the app gets the plain answer, as with the in-process queue
-    await wait_for(lambda: len(ledger_questions(tmp_path)) >= total, 30, f"{total} exported interactions")
+    await wait_for(lambda: len(ledger_questions(tmp_path)) >= total, 60, f"{total} exported interactions")
     await wait_for(lambda: backlog(redis_server) == (0, 0), 10, "an empty, fully acknowledged stream")
     counts = Counter(ledger_questions(tmp_path))
     assert counts == Counter({question(k): 1 for k in range(total)})
@@ -247,7 +253,7 @@ async def test_a_worker_killed_mid_batch_loses_nothing(start_proxy, redis_server
     slow = Worker(redis_server, tmp_path, "slow", delay=2.0)
     workers.append(slow)
     slow.wait_ready()
-    proxy = await start_redis_proxy(start_proxy, redis_server)
+    proxy = await start_redis_proxy(start_proxy, redis_server, handoff_timeout_ms=30_000.0)  # (every add must reach Redis)
     total = 24
     assert await asyncio.gather(*(ask(proxy, k) for k in range(total))) == [REPLY] * total
     await wait_for(lambda: slow.embeds_started() >= 1, 15, "the slow worker to start embedding a batch")
@@ -381,11 +387,15 @@ async def test_a_redis_that_stops_answering_costs_the_app_nothing(start_proxy, r
     assert await ask(proxy, 0) == REPLY
     await wait_for(lambda: handoff.metrics.counts["sent"] == 1, 10, "the first hand-off")
     client = redis_server.client()
-    client.execute_command("CLIENT", "PAUSE", "3000", "WRITE")
-    assert await asyncio.gather(*(ask(proxy, k) for k in range(1, 6))) == [REPLY] * 5
-    await wait_for(lambda: handoff.metrics.counts["fallback"] >= 5, 10, "the paused adds to fall back")
-    await proxy.collector.wait_until(lambda: len(proxy.collector.scored) >= 5, 10, "local scoring of the paused ones")
-    client.execute_command("CLIENT", "UNPAUSE")
+    # Paused until the test says UNPAUSE (the 60 s only bound a failing test): no race with a timer on a loaded machine.
+    client.execute_command("CLIENT", "PAUSE", "60000", "WRITE")
+    try:
+        assert await asyncio.gather(*(ask(proxy, k) for k in range(1, 6))) == [REPLY] * 5
+        await wait_for(lambda: handoff.metrics.counts["fallback"] >= 5, 10, "the paused adds to fall back")
+        await proxy.collector.wait_until(lambda: len(proxy.collector.scored) >= 5, 10, "local scoring of the paused ones")
+        assert handoff.metrics.counts["sent"] == 1  # none of them reached Redis while it was paused
+    finally:
+        client.execute_command("CLIENT", "UNPAUSE")
     await wait_for(lambda: handoff.redis_up, 15, "the hand-off to resume")
     sent = handoff.metrics.counts["sent"]
     assert await ask(proxy, 6) == REPLY

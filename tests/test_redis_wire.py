@@ -71,7 +71,8 @@ def test_an_offline_interaction_without_exchange_round_trips() -> None:
 ])
 def test_bad_entries_are_one_clear_error(data: bytes, message: str | None) -> None:
     if message is None:  # an unknown exchange field (a newer proxy) is ignored, not an error
-        assert decode(data).interaction.exchange is not None
+        exchange = decode(data).interaction.exchange
+        assert exchange is not None and exchange.route == "/" and not hasattr(exchange, "bogus")
         return
     with pytest.raises(WireError, match=message):
         decode(data)

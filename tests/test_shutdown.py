@@ -19,6 +19,7 @@ import os
 import signal
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -46,23 +47,26 @@ def slow_stream_script(writes: int, delay_s: float):  # type: ignore[no-untyped-
     return script
 
 
-async def start_ragtap(config_text: str, tmp_path: Path, env: dict[str, str] | None = None) -> tuple[asyncio.subprocess.Process, int, str]:
-    """`ragtap serve` in a subprocess; returns (process, port, the banner line)."""
+async def start_ragtap(config_text: str, tmp_path: Path, env: dict[str, str] | None = None,
+                       preexec_fn: Callable[[], None] | None = None) -> tuple[asyncio.subprocess.Process, int, str]:
+    """`ragtap serve` in a subprocess; returns (process, port, its stderr up to and including the banner line)."""
     port = free_port()
     config = tmp_path / "ragtap.toml"
     config.write_text(config_text.replace("PORT", str(port)))
     process = await asyncio.create_subprocess_exec(
-        RAGTAP, "serve", "--config", str(config), stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
+        RAGTAP, "serve", "--config", str(config), stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE, preexec_fn=preexec_fn,
         env={**{k: v for k, v in os.environ.items() if not k.startswith(("RAGTAP_", "OTEL_"))}, **(env or {})},
     )
+    lines: list[str] = []
     try:
         async with asyncio.timeout(60):
             while True:
                 line = (await process.stderr.readline()).decode()  # type: ignore[union-attr]
                 if not line:
-                    raise AssertionError(f"ragtap exited: {process.returncode}")
+                    raise AssertionError(f"ragtap exited: {process.returncode}: {''.join(lines)}")
+                lines.append(line)
                 if "ragtap listening on" in line:
-                    return process, port, line
+                    return process, port, "".join(lines)
     except BaseException:
         process.kill()
         await process.wait()
@@ -80,14 +84,33 @@ async def stream_text(response: aiohttp.ClientResponse) -> tuple[str, bytes]:
     return text, raw
 
 
+async def _listener_closed(port: int, timeout: float) -> bool:
+    """True once a connection to `port` is refused (polled: the signal is handled when the process gets to it)."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        try:
+            _, writer = await asyncio.wait_for(asyncio.open_connection("127.0.0.1", port), 1.0)
+        except ConnectionRefusedError:
+            return True
+        writer.close()
+        await asyncio.sleep(0.02)
+    return False
+
+
 @pytest.mark.slow
 async def test_sigterm_finishes_the_stream_refuses_new_connections_drains_and_exits_0(tmp_path) -> None:
-    grace = 6.0
+    # A 1.6 s stream and a grace period far beyond it: the stream must end whole, and the process exit when it and
+    # the drain are done -- not when the grace runs out.  Generous, because the drain's scoring thread runs at nice 19:
+    # at load 13 on 2 cores (stress --cpu 2 and other jobs) the stream took over 6 s and the exit over 35 s.
+    grace = 60.0
     async with ScriptedUpstream(slow_stream_script(writes=16, delay_s=0.1)) as upstream:
         interactions = tmp_path / "interactions.jsonl"
+        # The word-hash test embedder (tests/redis_worker_plugin.py), not MiniLM: the scoring thread runs at nice 19,
+        # and on a saturated machine (stress --cpu 2) loading the model there took longer than any grace period.
         process, port, _ = await start_ragtap(
             f'[server]\nport = PORT\nupstream = "{upstream.base_url}"\nshutdown_grace_s = {grace}\n'
-            f'[log]\ninteractions_path = "{interactions}"\n', tmp_path)
+            f'[log]\ninteractions_path = "{interactions}"\n', tmp_path,
+            env={"RAGTAP_PLUGINS": "redis_worker_plugin", "RAGTAP_EMBEDDER": "test-word-hash", "PYTHONPATH": str(Path(__file__).parent)})
         url = f"http://127.0.0.1:{port}/v1/chat/completions"
         body = {"model": "gpt-4o-mini", "messages": rag_messages(), "stream": True, **explicit()}
         async with aiohttp.ClientSession() as session:
@@ -96,13 +119,10 @@ async def test_sigterm_finishes_the_stream_refuses_new_connections_drains_and_ex
                 await response.content.readany()  # the stream is under way
                 sent_at = time.monotonic()
                 process.send_signal(signal.SIGTERM)
-                await asyncio.sleep(0.3)
-                with pytest.raises(aiohttp.ClientConnectorError):  # the listener is closed
-                    async with aiohttp.ClientSession() as fresh:
-                        await fresh.get(f"http://127.0.0.1:{port}/healthz")
+                assert await _listener_closed(port, timeout=15.0)  # new connections are refused ...
                 text, raw = await stream_text(response)
         assert raw.endswith(b"data: [DONE]\n\n")
-        code = await asyncio.wait_for(process.wait(), grace + 5)
+        code = await asyncio.wait_for(process.wait(), grace + 30)
         exited_after = time.monotonic() - sent_at
         stderr = (await process.stderr.read()).decode()  # type: ignore[union-attr]
     assert code == 0, stderr
@@ -118,7 +138,8 @@ async def test_sigterm_finishes_the_stream_refuses_new_connections_drains_and_ex
 @pytest.mark.slow
 async def test_a_stream_longer_than_the_grace_period_is_cut_and_the_process_still_exits_0(tmp_path) -> None:
     grace = 1.0
-    async with ScriptedUpstream(slow_stream_script(writes=60, delay_s=0.1)) as upstream:
+    # A stream of ~30 s (60 writes 0.5 s apart): the process must end it at the grace period, long before that.
+    async with ScriptedUpstream(slow_stream_script(writes=60, delay_s=0.5)) as upstream:
         process, port, _ = await start_ragtap(
             f'[server]\nport = PORT\nupstream = "{upstream.base_url}"\nshutdown_grace_s = {grace}\n[scoring]\nenabled = false\n', tmp_path)
         body = {"model": "gpt-4o-mini", "messages": rag_messages(), "stream": True, **explicit()}
@@ -132,7 +153,9 @@ async def test_a_stream_longer_than_the_grace_period_is_cut_and_the_process_stil
         code = await asyncio.wait_for(process.wait(), 10)
         exited_after = time.monotonic() - sent_at
     assert code == 0
-    assert grace * 0.9 < exited_after < grace + 1.5, exited_after
+    # It waited for the grace period, then cut the stream: it did not wait for the stream's end. (The margin is
+    # wide because a loaded machine takes seconds to tear a process down; measured 1.1 s idle, 3.6 s at load 8.)
+    assert grace * 0.9 < exited_after < 10, exited_after
 
 
 def _config(upstream_url: str, grace: float, **sections: dict[str, Any]):  # type: ignore[no-untyped-def]

@@ -119,7 +119,7 @@ def test_any_reply_cut_anyhow_streams_what_the_whole_split_gives(content: str, p
     whole = ResponsesWire(INJECTED_BODY, ScriptedReply(content, finish_reason=finish), 1).response()
     split = split_response(whole, ECHO, embedded=False)
     assert split is not None
-    splitter = ResponsesStreamSplitter(ECHO)
+    splitter = ResponsesStreamSplitter(ECHO, only_ours=True)  # the same reading, streamed
     out = [e for event in _stream(content, piece_chars, finish) for e in splitter.feed(event)] + splitter.close()
     assert "".join(e["delta"] for e in out if e["type"] == "response.output_text.delta") == split.answer
     assert out[-1]["response"]["output"][1]["content"][0]["text"] == split.answer

@@ -143,12 +143,52 @@ async def test_upstream_comments_are_forwarded(start_proxy) -> None:
 
 
 def test_an_sse_line_without_a_newline_is_bounded() -> None:
-    """Issue 13 #9 (SSE part): an upstream that never ends a line cannot grow ragtap's memory."""
-    import pytest
-
-    from ragtap.proxy.sse import SSEDecoder, SSELineTooLong
+    """Issue 13 #9 (SSE part): an upstream that never ends a line cannot grow ragtap's memory; since issue 24 #2 the
+    line is passed on (or skipped by a relay that forwards the bytes itself), not the end of the stream."""
+    from ragtap.proxy.sse import SSEDecoder
 
     decoder = SSEDecoder(max_line=1000)
-    decoder.feed(b"data: " + b"x" * 900)
-    with pytest.raises(SSELineTooLong):
-        decoder.feed(b"x" * 200)
+    assert decoder.feed(b"data: " + b"x" * 900) == []
+    for _ in range(100):
+        assert decoder.feed(b"x" * 200) == []
+        assert decoder._held_size == 0  # nothing of it is kept
+    assert decoder.unheld_events == [None]
+    assert decoder.feed(b"\n\ndata: {}\n\n") == [b"{}"]  # the stream goes on after it
+
+
+# --- issue 24 --------------------------------------------------------------------------------------------------
+
+
+async def _raw_stream(proxy, **extra) -> bytes:  # type: ignore[no-untyped-def]
+    async with proxy.client.chat.completions.with_streaming_response.create(
+            model=MODEL, messages=rag_messages(), extra_body=explicit(), stream=True, **extra) as response:
+        return await response.read()
+
+
+async def test_nothing_follows_done_when_the_upstream_lingers_after_it(start_proxy) -> None:
+    """Found by scripts/stress-tests.sh at load 12: an upstream whose last bytes came more than the keep-alive
+    interval after its [DONE] made ragtap write a keep-alive comment after [DONE] (the test above has the pause
+    before [DONE]).  Here the upstream sends a comment 1.3 s after [DONE]: neither it nor a keep-alive follows."""
+    proxy = await start_proxy(fixed(json_content()))
+    proxy.upstream.transform = lambda raw: raw + b": still here\n\n"
+    proxy.upstream.cutter = lambda stream: [len(stream) - len(b": still here\n\n")]
+    proxy.upstream.write_delay_s = 1.3
+    raw = await _raw_stream(proxy)
+    assert raw.endswith(b"data: [DONE]\n\n") and raw.count(b"[DONE]") == 1, raw[-200:]
+
+
+async def test_a_chat_event_too_large_to_hold_is_relayed_unchanged_and_not_scored(start_proxy) -> None:
+    """Issue 24 #2 on chat completions: an event over `replies.max_body_bytes` reaches the app as it came (it was
+    the end of the stream before), the events around it are split as usual, and the reply is not scored."""
+    limit = 1 << 20
+    proxy = await start_proxy(fixed(json_content()), flags={"replies": {"max_body_bytes": limit}})
+    big = {"id": "x", "object": "chat.completion.chunk", "created": 1, "model": MODEL, "choices": [], "usage": None,
+           "system_fingerprint": "f" * (limit + 10)}
+    big_bytes = b"data: " + json.dumps(big).encode() + b"\n\n"
+    proxy.upstream.transform = lambda raw: raw.replace(b"data: [DONE]", big_bytes + b"data: [DONE]")
+    raw = await _raw_stream(proxy, stream_options={"include_usage": True})
+    assert big_bytes in raw and raw.endswith(b"data: [DONE]\n\n")
+    text = "".join((json.loads(p)["choices"] or [{"delta": {}}])[0]["delta"].get("content") or "" for p in _events(raw) if p != b"[DONE]")
+    assert text == ANSWER  # the answer, split, before it
+    interaction, _ = await proxy.collector.assessment()
+    assert interaction.answer == ANSWER and interaction.unscored_reason == "reply_too_large"

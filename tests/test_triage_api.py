@@ -244,7 +244,11 @@ async def test_the_token_guards_the_data_but_not_the_empty_page(start_triage) ->
     status, body = await triage.post(f"/api/interactions/{captured(1).id}/labels", json={"verdict_right": True})
     assert status == 401
     async with triage.http.get(triage.base + "/") as page:  # the page holds no data: served without the token
-        assert page.status == 200 and "no data" not in (await page.text())
+        page_text = await page.text()
+        assert page.status == 200 and "<table" in page_text  # the page's frame ...
+        row = captured(1)  # ... and nothing of the stored interaction: the data comes from the API, with the token
+        for value in (row.id, "Where is tower 1?", "The tower stands in Paris.", "Eiffel", row.user, row.session, row.explanation):
+            assert value not in page_text, value
         assert "script-src 'self'" in page.headers["Content-Security-Policy"]
         assert page.headers["X-Content-Type-Options"] == "nosniff"
     async with triage.http.get(triage.base + "/static/triage.js") as asset:

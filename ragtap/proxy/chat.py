@@ -75,7 +75,7 @@ async def _injected(exchange: Exchange, body: dict[str, Any]) -> web.StreamRespo
     if not isinstance(data, bytes):
         return data
     headers = response_headers(upstream.headers, body_rewritten=True)
-    completion = parse_object(data)
+    completion = parse_object(data, lenient=True)  # (lenient: a reply with a NaN is still split)
     message = _first_message(completion)
     if completion is None or message is None or not isinstance(message.get("content"), str):
         # Not a chat.completion we understand (or a tool call / refusal): return it untouched.
@@ -112,7 +112,7 @@ async def _observed(exchange: Exchange, forwarded: dict[str, Any] | None) -> web
     data = await read_reply(exchange, upstream, lambda: relay_observed(exchange, upstream))
     if not isinstance(data, bytes):
         return data
-    completion = parse_object(data)
+    completion = parse_object(data, lenient=True)
     _note_completion(completion, exchange)
     message = _first_message(completion)
     content = message.get("content") if message else None

@@ -12,20 +12,18 @@ event, and the extractor's state machine over the new characters.  Nothing re-jo
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from time import perf_counter as now
 from typing import Any
 
 import aiohttp
-import orjson
 from aiohttp import web
 
 from ragtap.exchange import ExchangeRecord, note_usage
 from ragtap.proxy.exchange_path import (
-    INCOMPLETE, AnswerGate, Exchange, KeptText, StreamOutcome, abandon_gate, broken_off, copy_events, open_gate, open_stream, parse_object,
-    pump_events,
+    INCOMPLETE, AnswerGate, Exchange, KeptText, StreamOutcome, abandon_gate, broken_off, copy_events, dumps, open_gate, open_stream,
+    parse_object, pump_events,
 )
 from ragtap.proxy.sse import DONE_EVENT, encode_event
 from ragtap.split.stream import AnswerStreamExtractor, REPLY_TOO_LARGE, StreamResult
@@ -67,6 +65,7 @@ class _InjectedRelay:
     gate_complete: Callable[[], None] | None = None  # the gate's optional `answer_complete`, called once
     gate_unscorable: Callable[[str], None] | None = None  # the gate's optional `unscorable`, called once
     done_sent: bool = False
+    unheld: bool = False  # an event was too large to hold: passed on unchanged, its content not split (not scored)
     # Events rewritten from one network read, sent together by `flush()`: one write (one syscall) per read
     # instead of one per event when the upstream's events arrive several at a time.
     pending: list[bytes] = field(default_factory=list)
@@ -77,18 +76,17 @@ class _InjectedRelay:
             self.pending.clear()
             await self.out.write(data)
 
+    def on_unheld(self, event_type: str | None) -> None:
+        self.unheld = True
+
     async def on_payload(self, payload: bytes) -> None:
         """Rewrite one event into `pending`; the caller flushes after each network read."""
         if payload == b"[DONE]":
             await self.close()
             return
-        try:
-            event = orjson.loads(payload)
-        except orjson.JSONDecodeError:
+        event = parse_object(payload, lenient=True)  # (lenient: a chunk with a NaN is still split)
+        if event is None:
             self.pending.append(encode_event(payload))  # not ours to judge: pass it on
-            return
-        if not isinstance(event, dict):
-            self.pending.append(encode_event(payload))
             return
         _note_event(event, self.record)
         choices = event.get("choices")
@@ -146,10 +144,9 @@ class _InjectedRelay:
     def _write(self, event: dict[str, Any], text: str) -> None:
         if text and self.record.first_token_at is None:
             self.record.first_token_at = now()
-        try:
-            data = orjson.dumps(event)
-        except orjson.JSONEncodeError:  # nested deeper than orjson writes (254 levels; it reads 1024)
-            data = json.dumps(event, ensure_ascii=False, separators=(",", ":")).encode()
+        data = dumps(event)  # (orjson, or the json module for what orjson does not write: deep nesting, NaN, big integers)
+        if data is None:  # deeper than either writes: as the json module fails on it
+            raise RecursionError("a chunk nested deeper than ragtap can write")
         self.pending.append(encode_event(data))
 
     async def close(self) -> None:
@@ -189,7 +186,7 @@ class _InjectedRelay:
 
     def outcome(self) -> StreamOutcome:
         result = self.result or self.extractor.finish(truncated=self.finish_reason in (None, "length"))
-        return StreamOutcome(result.answer, result.supporting, result.unscored_reason)
+        return StreamOutcome(result.answer, result.supporting, REPLY_TOO_LARGE if self.unheld else result.unscored_reason)
 
 
 async def relay_injected(exchange: Exchange, upstream: aiohttp.ClientResponse, *, forward_usage: bool) -> tuple[web.StreamResponse, StreamOutcome]:
@@ -201,7 +198,7 @@ async def relay_injected(exchange: Exchange, upstream: aiohttp.ClientResponse, *
                            gate_unscorable=getattr(gate, "unscorable", None))
     if hasattr(gate, "on_ready"):
         gate.on_ready = relay.send_text  # type: ignore[union-attr]
-    if not await pump_events(out, upstream, record, relay):
+    if not await pump_events(out, upstream, record, relay, max_event_bytes=exchange.state.config.replies.max_body_bytes):
         abandon_gate(gate)
         return out, INCOMPLETE
     return out, broken_off(record, relay.outcome())
@@ -213,15 +210,17 @@ async def relay_observed(exchange: Exchange, upstream: aiohttp.ClientResponse) -
     record = exchange.record
     out = await open_stream(exchange.request, upstream)
     parts = KeptText(exchange.state.config.replies.max_kept_chars)
-    if not await copy_events(out, upstream, record, lambda payload: _collect(payload, parts, record)):
+    unheld: list[str | None] = []  # events too large to read: forwarded, but their content is not in `parts`
+    if not await copy_events(out, upstream, record, lambda payload: _collect(payload, parts, record), unheld.append,
+                             max_event_bytes=exchange.state.config.replies.max_body_bytes):
         return out, INCOMPLETE
-    if parts.overflow:
+    if parts.overflow or unheld:
         return out, StreamOutcome(parts.text(), None, REPLY_TOO_LARGE)
     return out, broken_off(record, StreamOutcome(parts.text()))
 
 
 def _collect(payload: bytes, parts: KeptText, record: ExchangeRecord) -> None:
-    event = parse_object(payload) if payload != b"[DONE]" else None
+    event = parse_object(payload, lenient=True) if payload != b"[DONE]" else None
     if event is None:
         return
     _note_event(event, record)

@@ -14,9 +14,12 @@ hold every file descriptor (issue 13 #6).  So ragtap watches its connections its
 * **body** (`body_timeout_s`): the whole body did not arrive within that long after the headers -> the app gets
   `408 request_timeout` (OpenAI error shape) and the connection is closed.  Enforced by ragtap's middleware
   (`proxy/app.py`, `request_path`: it reads the body, aiohttp keeps it for the handler).
-* **connection limit** (`max_connections`): a new connection over the limit closes the oldest connection that is
-  idle or still sending its headers (never one whose request is being answered); so under a flood of slow
-  connections a new client -- a health check -- still gets in.
+* **connection limit** (`max_connections`, lowered at start to what the open-files limit allows:
+  ragtap/proxy/open_files.py): a new connection over the limit closes the oldest connection that is idle or still
+  sending its headers (never one whose request is being answered; the new one itself when every other is busy); so
+  under a flood of slow connections a new client -- a health check -- still gets in.  Reaching the limit is also
+  one WARNING line at most once a minute (with the count since the last), since it means the limit is too low
+  for the traffic or the server is under attack.
 
 Each close is one INFO line on `ragtap.clients` with its reason code (at most `_LOG_PER_SWEEP` per sweep, then a
 count) and is counted through the exporters' `client_rejected(reason)` hook
@@ -30,6 +33,7 @@ that it sees every connection open, receive bytes and close, without touching ai
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import enum
 import logging
 import socket
@@ -50,6 +54,7 @@ CONNECTION_LIMIT = "connection_limit"
 CLIENT_REASONS = frozenset({IDLE_TIMEOUT, HEADER_TIMEOUT, BODY_TIMEOUT, CONNECTION_LIMIT})
 
 _LOG_PER_SWEEP = 20  # a flood of slow clients must not become a flood of log lines
+_LIMIT_WARNING_EVERY_S = 60.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -88,7 +93,13 @@ class ConnectionWatchdog:
         self._sweeper: asyncio.Task[None] | None = None
         self._logged = 0
         self._unlogged: dict[str, int] = {}
+        self._limit_hits = 0  # connection-limit closes since the last WARNING about them
+        self._next_limit_warning = 0.0
         self.closed: dict[str, int] = {}  # closes by reason, for tests and the soak
+
+    def limit_connections(self, max_connections: int) -> None:
+        """Enforce a lower connection limit than configured (what the open-files limit allows)."""
+        self.limits = dataclasses.replace(self.limits, max_connections=max_connections)
 
     # --- what the protocol wrapper and the middleware report ---------------------------------------------------
 
@@ -152,11 +163,22 @@ class ConnectionWatchdog:
         self._flush_log_summary()
 
     def _shed(self) -> None:
-        """Over the connection limit: close the oldest connection that is idle or still sending its headers."""
+        """Over the connection limit: close the oldest connection that is idle or still sending its headers (the
+        newest, just opened, is idle too: it is the one closed when every other is busy)."""
+        self._warn_limit_reached()
         for conn in self._conns.values():
             if conn.phase is not _Phase.BUSY:
                 self._close(conn, CONNECTION_LIMIT)
                 return
+
+    def _warn_limit_reached(self) -> None:
+        self._limit_hits += 1
+        now = self._now()
+        if now >= self._next_limit_warning:
+            self._next_limit_warning = now + _LIMIT_WARNING_EVERY_S
+            log.warning("client connection limit reached (%d open, limit %d): closing the oldest idle or header-sending "
+                        "connection; %d such closes since the last line", len(self._conns), self.limits.max_connections, self._limit_hits)
+            self._limit_hits = 0
 
     def _close(self, conn: _Conn, reason: str) -> None:
         self._conns.pop(conn.transport, None)

@@ -57,7 +57,10 @@ def _carries_text(event: dict[str, Any]) -> bool:
 
 
 # The answer text still held goes out before an `error` event (the SDKs raise on it and read no further).
-_SHAPE = TypedShape(_note_event, _carries_text, text_before_error=True)
+# Too large to hold, an event of these types goes to the app unchanged without spoiling the split (issue 24 #2);
+# after `message_stop` (or an error) the app's stream has ended: no keep-alive follows.
+_SHAPE = TypedShape(_note_event, _carries_text, text_before_error=True, ends=frozenset({"message_stop", "error"}),
+                    no_text=frozenset({"message_start", "content_block_stop", "message_delta", "message_stop", "ping"}))
 
 
 async def relay_messages_injected(exchange: Exchange, upstream: aiohttp.ClientResponse) -> tuple[web.StreamResponse, StreamOutcome]:
@@ -75,7 +78,7 @@ class _TextCollector:
         self.spans = CitedSpans()
 
     def on_payload(self, payload: bytes) -> None:
-        event = parse_object(payload)
+        event = parse_object(payload, lenient=True)
         if event is None:
             return
         _note_event(event, self.record)
@@ -106,9 +109,11 @@ async def relay_messages_observed(exchange: Exchange, upstream: aiohttp.ClientRe
     record = exchange.record
     out = await open_stream(exchange.request, upstream)
     collector = _TextCollector(record, exchange.state.config.replies.max_kept_chars)
-    if not await copy_events(out, upstream, record, collector.on_payload):
+    unheld: list[str | None] = []
+    if not await copy_events(out, upstream, record, collector.on_payload, unheld.append,
+                             max_event_bytes=exchange.state.config.replies.max_body_bytes):
         return out, INCOMPLETE
-    if collector.parts.overflow:
+    if collector.parts.overflow or _SHAPE.misses_text(unheld):
         return out, StreamOutcome("", None, REPLY_TOO_LARGE)
     if not collector.text_blocks:
         return out, StreamOutcome("", None, "no_text_content")

@@ -19,6 +19,7 @@ Whatever ragtap cannot parse, the app receives as the upstream sent it.
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from aiohttp import web
@@ -56,6 +57,14 @@ def inject_responses(body: dict[str, Any], settings: InjectSettings) -> dict[str
         text = body.get("text")
         out["text"] = {**(text if isinstance(text, dict) else {}), "format": {"type": "json_object"}}
     return out
+
+
+def without_instruction(data: bytes, instruction: str) -> bytes:
+    """A reply ragtap cannot parse, without the instruction it echoes (in `instructions`, JSON-escaped either way)."""
+    for ascii_only in (False, True):
+        escaped = json.dumps(instruction, ensure_ascii=ascii_only)[1:-1].encode()
+        data = data.replace(b"\\n\\n" + escaped, b"").replace(escaped, b"")
+    return data
 
 
 def client_echo(body: dict[str, Any]) -> ClientEcho:
@@ -98,7 +107,7 @@ async def handle_responses(request: web.Request) -> web.StreamResponse:
     response = await respond(exchange, route)
     if (record.injected or follow_up) and record.response_id and body is not None and body.get("store") is not False:
         # The upstream keeps the JSON reply: a later GET of this id is split too (proxy/responses_store.py).
-        request.app[INJECTED_RESPONSES].remember(record.response_id, client_echo(body))
+        request.app[INJECTED_RESPONSES].remember(record.response_id, client_echo(body), injected=record.injected)
     return response
 
 
@@ -145,17 +154,19 @@ async def _injected(exchange: Exchange, body: dict[str, Any], *, inject: bool = 
     if inject:
         exchange.ask_again = lambda instruction: _ask_again(exchange, forwarded, echo, instruction)  # seam (c), for the guard's retry
     streamed = forwarded.get("stream") is True
-    data = await read_reply(exchange, upstream, (lambda: relay_responses_injected(exchange, upstream, echo)) if streamed else None)
+    data = await read_reply(exchange, upstream, (lambda: relay_responses_injected(exchange, upstream, echo, only_ours=not inject)) if streamed else None)
     if not isinstance(data, bytes):
         return data
     headers = response_headers(upstream.headers, body_rewritten=True)
-    reply = parse_object(data)
+    reply = parse_object(data, lenient=True)  # (lenient: a NaN must not bring ragtap's instruction back to the app)
     split = split_response(reply, echo, embedded=inject) if reply is not None else None
     if reply is None or split is None:
         # Not a response object we understand (or no text: a refusal, a function call): only the echo restored.
         if reply is not None:
             note_response(reply, record)
         score_later(exchange, None, None, "upstream_not_json" if reply is None else "no_text_content")
+        if reply is None and inject:  # bytes ragtap cannot read: as sent, but never with ragtap's instruction in them
+            data = without_instruction(data, prompt_text(state.config.inject.prompt))
         return web.Response(status=upstream.status, body=(dumps(reply) if reply is not None else None) or data, headers=headers)
     note_response(reply, record)
     if exchange.context is not None:
@@ -202,7 +213,7 @@ async def _observed(exchange: Exchange, forwarded: dict[str, Any] | None, file_s
         if isinstance(data, TooLarge):
             return await relay_too_large(exchange, upstream, data, scored=True)
         response = web.Response(status=upstream.status, body=data, headers=response_headers(upstream.headers, body_rewritten=True))
-        reply = parse_object(data)
+        reply = parse_object(data, lenient=True)
         where = first_text_part(reply) if reply is not None else None
         if reply is not None:
             note_response(reply, record)

@@ -4,7 +4,8 @@ The upstream stores the reply it wrote (`store` defaults to true): for an inject
 the supporting content, and ragtap's instruction in the echoed `instructions`.  An app that reads it back
 (`client.responses.retrieve(id)`) must see what it would have seen without ragtap, so ragtap remembers the ids of
 the responses it injected (with what the app sent for the echoed settings) and splits those when they are
-fetched.  The memory is bounded (the most recent `MAX_REMEMBERED` ids) and per process: a response created
+fetched -- with the reading its create used: an injected reply as such, a follow-up turn (not injected, split only
+when the model wrote ragtap's own object) as such, so the GET and the create agree.  The memory is bounded (the most recent `MAX_REMEMBERED` ids) and per process: a response created
 through another ragtap instance, or before a restart, is returned as stored.  Every other id, a streamed
 retrieve (`?stream=true`) and every other method go through the passthrough unchanged.
 """
@@ -13,6 +14,7 @@ from __future__ import annotations
 
 import asyncio
 from collections import OrderedDict
+from dataclasses import dataclass
 from time import perf_counter as now
 
 from aiohttp import web
@@ -29,21 +31,34 @@ from ragtap.split.responses import ClientEcho, split_response
 MAX_REMEMBERED = 10_000  # ~100 bytes each: about 1 MB at most
 
 
+@dataclass(frozen=True, slots=True)
+class _Remembered:
+    echo: ClientEcho
+    injected: bool  # False: a follow-up turn, split only when it is ragtap's own object (`split_response(embedded=False)`)
+
+
 class InjectedResponses:
-    """The ids of the responses ragtap injected, most recent last, with the app's own echoed settings."""
+    """The ids of the responses ragtap injected (or split as follow-ups), most recent last, with the app's own
+    echoed settings."""
 
     def __init__(self, max_entries: int = MAX_REMEMBERED) -> None:
-        self._echoes: OrderedDict[str, ClientEcho] = OrderedDict()
+        self._echoes: OrderedDict[str, _Remembered] = OrderedDict()
         self._max = max_entries
 
-    def remember(self, response_id: str, echo: ClientEcho) -> None:
-        self._echoes[response_id] = echo
+    def remember(self, response_id: str, echo: ClientEcho, *, injected: bool = True) -> None:
+        self._echoes[response_id] = _Remembered(echo, injected)
         self._echoes.move_to_end(response_id)
         while len(self._echoes) > self._max:
             self._echoes.popitem(last=False)
 
     def get(self, response_id: str) -> ClientEcho | None:
-        return self._echoes.get(response_id)
+        remembered = self._echoes.get(response_id)
+        return remembered.echo if remembered is not None else None
+
+    def injected(self, response_id: str) -> bool:
+        """True for a response ragtap injected, False for a follow-up turn it only split (or one it forgot)."""
+        remembered = self._echoes.get(response_id)
+        return remembered is not None and remembered.injected
 
     def __len__(self) -> int:
         return len(self._echoes)
@@ -53,7 +68,9 @@ INJECTED_RESPONSES: web.AppKey[InjectedResponses] = web.AppKey("ragtap_injected_
 
 
 async def handle_retrieve(request: web.Request) -> web.StreamResponse:
-    echo = request.app[INJECTED_RESPONSES].get(request.match_info["response_id"])
+    remembered = request.app[INJECTED_RESPONSES]
+    response_id = request.match_info["response_id"]
+    echo = remembered.get(response_id)
     if echo is None or request.query.get("stream", "").lower() == "true":
         return await handle_passthrough(request)
     state = request.app[STATE]
@@ -72,9 +89,9 @@ async def handle_retrieve(request: web.Request) -> web.StreamResponse:
             if isinstance(data, TooLarge):  # too large to hold: relayed unchanged
                 response = await relay_response(request, upstream, record, decompressed=True, prefix=data.prefix)
             else:
-                reply = parse_object(data)
+                reply = parse_object(data, lenient=True)
                 if reply is not None:
-                    split_response(reply, echo)
+                    split_response(reply, echo, embedded=remembered.injected(response_id))
                 body = (dumps(reply) if reply is not None else None) or data
                 response = web.Response(status=200, body=body, headers=response_headers(upstream.headers, body_rewritten=True))
     except (UpstreamUnavailable, BadPath) as failure:

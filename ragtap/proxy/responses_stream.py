@@ -24,6 +24,11 @@ from ragtap.split.responses_stream import ResponsesStreamSplitter
 from ragtap.split.stream import REPLY_TOO_LARGE
 
 _FINAL_EVENTS = frozenset({"response.completed", "response.incomplete", "response.failed"})
+# Events that carry no answer text of their own (they echo settings or repeat the text done elsewhere): too large
+# to hold, they go to the app unchanged and the answer split from the deltas still stands (issue 24 #2).
+_NO_TEXT = frozenset({"response.created", "response.in_progress", "response.queued", "response.output_item.added",
+                      "response.output_item.done", "response.content_part.added", "response.content_part.done",
+                      "response.output_text.done", *_FINAL_EVENTS})
 
 
 def note_response(response: dict[str, Any], record: ExchangeRecord) -> None:
@@ -63,12 +68,14 @@ def _carries_text(event: dict[str, Any]) -> bool:
     return event.get("type") == "response.output_text.delta" and bool(event.get("delta"))
 
 
-_SHAPE = TypedShape(_note_event, _carries_text)
+_SHAPE = TypedShape(_note_event, _carries_text, ends=_FINAL_EVENTS | {"error"}, no_text=_NO_TEXT)
 
 
-async def relay_responses_injected(exchange: Exchange, upstream: aiohttp.ClientResponse, echo: ClientEcho) -> tuple[web.StreamResponse, StreamOutcome]:
+async def relay_responses_injected(exchange: Exchange, upstream: aiohttp.ClientResponse, echo: ClientEcho, *,
+                                   only_ours: bool = False) -> tuple[web.StreamResponse, StreamOutcome]:
+    """`only_ours`: a follow-up turn ragtap did not inject, split only when the model wrote ragtap's own object."""
     max_kept = exchange.state.config.replies.max_kept_chars
-    return await relay_typed(exchange, upstream, lambda text_filter: ResponsesStreamSplitter(echo, max_kept, text_filter), _SHAPE)
+    return await relay_typed(exchange, upstream, lambda text_filter: ResponsesStreamSplitter(echo, max_kept, text_filter, only_ours=only_ours), _SHAPE)
 
 
 class _TextCollector:
@@ -83,7 +90,7 @@ class _TextCollector:
         self.final: dict[str, Any] | None = None  # the response object of the final event
 
     def on_payload(self, payload: bytes) -> None:
-        event = parse_object(payload)
+        event = parse_object(payload, lenient=True)
         if event is None:
             return
         _note_event(event, self.record)
@@ -114,7 +121,7 @@ class _TextCollector:
     def text(self) -> str | None:
         if self.done_text is not None:
             return self.done_text
-        return "".join(self.parts.parts) if self.item_id is not None else None
+        return self.parts.text() if self.item_id is not None else None
 
 
 async def relay_responses_observed(exchange: Exchange, upstream: aiohttp.ClientResponse) -> tuple[web.StreamResponse, StreamOutcome, dict[str, Any] | None]:
@@ -123,9 +130,11 @@ async def relay_responses_observed(exchange: Exchange, upstream: aiohttp.ClientR
     record = exchange.record
     out = await open_stream(exchange.request, upstream)
     collector = _TextCollector(record, exchange.state.config.replies.max_kept_chars)
-    if not await copy_events(out, upstream, record, collector.on_payload):
+    unheld: list[str | None] = []
+    if not await copy_events(out, upstream, record, collector.on_payload, unheld.append,
+                             max_event_bytes=exchange.state.config.replies.max_body_bytes):
         return out, INCOMPLETE, None
-    if collector.parts.overflow:
+    if collector.parts.overflow or _SHAPE.misses_text(unheld):
         return out, StreamOutcome("", None, REPLY_TOO_LARGE), None
     text = collector.text
     if text is None:

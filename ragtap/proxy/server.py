@@ -21,6 +21,7 @@ from ragtap.config import Config, WorkerRole
 from ragtap.exporters.base import Exporter
 from ragtap.proxy.app import PROMETHEUS, WATCHDOG, build_app
 from ragtap.proxy.clients import ConnectionWatchdog, WatchedSite
+from ragtap.proxy.open_files import ConnectionBudget, connection_budget, describe_lowered
 from ragtap.proxy.state import CAPTURE_STORE, STATE, ExchangeSteps, ProxyState
 from ragtap.proxy.triage import mount_triage, triage_host, triage_page_url, triage_unavailable, triage_warning
 from ragtap.triage.access import is_loopback_host
@@ -127,6 +128,7 @@ class RagtapServer:
         self.port = config.server.port
         self.metrics_port: int | None = None
         self.triage_port: int | None = None  # where the triage page listens (the proxy's port unless its own)
+        self.connection_budget: ConnectionBudget | None = None  # the client connection limit in force, once started
         self._runners: list[web.AppRunner] = []
 
     @property
@@ -163,6 +165,11 @@ class RagtapServer:
         )
         await runner.setup()
         self._runners.append(runner)
+        # As many client connections as the file descriptors allow (issue 24 #10), counted before listening.
+        self.connection_budget = connection_budget(clients.max_connections, self.config.server.max_connections)
+        self.app[WATCHDOG].limit_connections(self.connection_budget.effective)
+        if self.connection_budget.lowered:
+            log.warning(describe_lowered(self.connection_budget))
         site = self.listeners.watched_site(runner, self.host, self.port, self.app[WATCHDOG])
         await _start_site(site, self.host, self.port)
         self.port = _bound_port(site)

@@ -22,11 +22,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from ragtap.scoring.lexical import content_words
+from ragtap.scoring.passages import word_windows
 from ragtap.scoring.sentences import ABBREVIATIONS
 
 _EAGER_BOUNDARY = re.compile(r"(?<=[.!?;])[\"'”’)\]]*\s+|\n+")
 _MAX_SENTENCE_WORDS = 60  # a run-on "sentence" (a table flattened to text) is cut into windows of this many words
-_WORD = re.compile(r"\S+")
 
 
 @dataclass(frozen=True, slots=True)
@@ -72,22 +72,11 @@ def _sentence_spans(text: str) -> tuple[tuple[int, int], ...]:
 
 
 def _cut(text: str, start: int, end: int) -> list[tuple[int, int]]:
+    """One sentence's span, stripped; a run-on one (a table flattened to text) cut into overlapping word windows."""
     piece = text[start:end]
     lead = len(piece) - len(piece.lstrip())
     start, end = start + lead, start + len(piece.rstrip())
-    if start >= end:
-        return []
-    words = [m.span() for m in _WORD.finditer(text, start, end)]
-    if len(words) <= _MAX_SENTENCE_WORDS:
-        return [(start, end)]
-    step = _MAX_SENTENCE_WORDS // 2
-    out = []
-    for first in range(0, len(words), step):
-        last = min(first + _MAX_SENTENCE_WORDS, len(words)) - 1
-        out.append((words[first][0], words[last][1]))
-        if last == len(words) - 1:
-            break
-    return out
+    return word_windows(text, start, end, _MAX_SENTENCE_WORDS) if start < end else []
 
 
 @functools.lru_cache(maxsize=4096)
@@ -121,7 +110,6 @@ class EvidenceIndex:
         weights = {w: self.weight(w) for w in words}
         if not weights or not self.sentences:
             return []
-        unique = list(weights)
         total = sum(weights.values())
         scores: dict[int, float] = {}
         for word, weight in weights.items():

@@ -82,7 +82,7 @@ _OPPOSITES_LIST = (
     ("ally", "enemy"), ("victory", "defeat"), ("rich", "poor"), ("high", "low"), ("wide", "narrow"), ("thick", "thin"),
     ("deep", "shallow"), ("near", "far"), ("inbound", "outbound"), ("upload", "download"), ("input", "output"),
     ("increase", "drop"), ("change", "remain"), ("change", "same"), ("change", "stay"), ("differ", "same"),
-    ("vary", "same"), ("vary", "constant"),
+    ("vary", "same"), ("vary", "constant"), ("half", "full"), ("partial", "full"), ("partial", "complete"),
 )
 
 
@@ -148,7 +148,8 @@ def find_conflicts(claim: str, windows: Sequence[Window], vocabulary: DocumentVo
     candidates = [w for w in windows if w.coverage >= max(MIN_COVERAGE, windows[0].coverage - TIE)]
     found: tuple[str, ...] = ()
     for rank, window in enumerate(candidates):
-        conflicts = (*_number_conflicts(claim, window), *_name_conflicts(claim, window, vocabulary), *_polarity_conflicts(claim, window))
+        conflicts = (*_number_conflicts(claim, window), *_name_conflicts(claim, window, vocabulary), *_polarity_conflicts(claim, window),
+                     *_exclusive_conflicts(claim, window))
         if not conflicts:
             return ()
         if rank == 0:
@@ -168,6 +169,25 @@ def _around(text: str, start: int, end: int) -> str:
     while right < len(text) and text[right].isalnum():
         right += 1
     return text[left:right]
+
+
+_ONLY = re.compile(r"\bonly\s+(?:the\s+|a\s+|an\s+)?([^\W\d_][\w-]*)", re.IGNORECASE)
+_COORDINATION = re.compile(r"([^\W\d_][\w-]*)((?:\s*,\s*[^\W\d_][\w-]*)*\s*,?\s+(?:and|or)\s+(?:the\s+)?[^\W\d_][\w-]*)", re.IGNORECASE)
+
+
+def _exclusive_conflicts(claim: str, window: Window) -> list[str]:
+    """"Only X" where the evidence names X with others ("owners and admins"): the claim excludes what it keeps."""
+    out = []
+    claim_words = set(content_words(claim))
+    for match in _ONLY.finditer(claim):
+        kept = stem(match.group(1).lower())
+        for group in _COORDINATION.finditer(window.text):
+            members = [stem(w.lower()) for w in re.findall(r"[^\W\d_][\w-]*", group.group(0)) if w.lower() not in ("and", "or", "the")]
+            others = [m for m in members if m != kept and m not in claim_words and m not in STOPWORDS]
+            if kept in members and others:
+                out.append(f"only: {kept} vs {kept} and {others[0]}")
+                return out
+    return out
 
 
 def _number_conflicts(claim: str, window: Window) -> list[str]:
@@ -197,19 +217,28 @@ def _number_conflicts(claim: str, window: Window) -> list[str]:
 
 
 def _name_conflicts(claim: str, best: Window, vocabulary: DocumentVocabulary) -> list[str]:
-    """A name the documents lack, standing where the evidence names another: a substituted name ("Tesla designed
-    the motor" where the sentence says Bláthy designed it).  "Where": a content word next to the claim's name
-    (within `_NEAR` words) stands next to the evidence's name too.  The claim's first word counts here, since the
-    evidence's own name is there to compare with."""
+    """A substituted name, in two forms.
+
+    1. A name the documents lack, standing where the evidence names another ("Tesla designed the motor" where the
+       sentence says Bláthy designed it).  "Where": a content word next to the claim's name (within `_NEAR` words)
+       stands next to the evidence's name too.  The claim's first word counts here, since the evidence's own name is
+       there to compare with.  Not a word of a longer name whose other words the documents hold ("Tulsa County").
+    2. A subject taken from elsewhere in the documents where the rest of the claim repeats one sentence ("Charles
+       Babbage was born in London in 1815" against "Ada Lovelace was born in London in 1815"); not where that sentence
+       names its subject by a pronoun ("She worked with Babbage" is about the claim's Lovelace).  Only then: a summary
+       joins facts from several sentences, so a name from another sentence is too often right to be a substitution."""
     claim_tokens = tokens(claim)
-    evidence_names = [n for n in names(best.text) if n not in _WHEN and not name_or_short_form_in(n, claim_tokens)]
-    if not evidence_names:
-        return []
-    # Only names absent from all the documents: a summary joins facts from several sentences, so a name taken from
-    # another sentence is too often right to be called a substitution.  Nor a word of a longer name whose other words
-    # the documents hold ("Tulsa County", "DC Comics"): the same thing named otherwise.
-    absent = sorted(n for n in names(claim) | _initial_capitalised(claim)
-                    if n not in _WHEN and not name_or_short_form_in(n, vocabulary.tokens) and not _in_known_name(claim, n, vocabulary))
+    candidates = names(claim) | _initial_capitalised(claim)
+    sentence = max(_SENTENCES.split(best.text), key=lambda t: len(set(content_words(t)) & set(content_words(claim))))
+    if _repeats_the_rest(claim, sentence, candidates) and not _PRONOUN.search(sentence):
+        taken = sorted(n for n in _subjects(claim) & candidates if not name_or_short_form_in(n, tokens(sentence)))
+        replaced = sorted(n for n in _subjects(sentence) & names(sentence) if n not in _WHEN and not name_or_short_form_in(n, claim_tokens))
+        if taken and replaced:
+            return [f"name: {taken[0]} vs {replaced[0]}"]
+    evidence_names = [n for n in names(best.text)
+                      if n not in _WHEN and not name_or_short_form_in(n, claim_tokens) and not _in_named_run(best.text, n, claim_tokens)]
+    absent = [n for n in sorted(candidates)
+              if n not in _WHEN and not name_or_short_form_in(n, vocabulary.tokens) and not _in_named_run(claim, n, vocabulary.tokens)]
     claim_words, evidence_words = content_words(claim), content_words(best.text)
     for name in absent:
         around = _neighbours(claim_words, stem(name))
@@ -227,11 +256,31 @@ _WHEN = frozenset(
 )
 
 
-def _in_known_name(claim: str, name: str, vocabulary: DocumentVocabulary) -> bool:
-    """`name` is one capitalised word of a run ("Tulsa County") whose other words stand in the documents."""
-    for match in re.finditer(r"(?:[A-Z][\w'’-]*\s+){0,3}[A-Z][\w'’-]*", claim):
+_REPEATS = 0.85  # share of the claim's other content words the evidence sentence must hold
+_PRONOUN = re.compile(r"\b(?:he|she|they|his|her|hers|him|their|them)\b", re.IGNORECASE)
+_SENTENCES = re.compile(r"(?<=[.!?])\s+")
+
+
+def _subjects(text: str) -> set[str]:
+    """The capitalised words opening `text` (its subject, when a name): "Charles Babbage was born ..." ."""
+    match = re.match(r"\s*((?:[A-Z][\w'’-]*\s+){0,2}[A-Z][\w'’-]*)", text)
+    return {w.lower().rstrip("'’s") for w in match.group(1).split()} if match else set()
+
+
+def _repeats_the_rest(claim: str, evidence: str, claim_names: frozenset[str] | set[str]) -> bool:
+    """The evidence sentence holds nearly all of the claim but for the claim's names it lacks."""
+    held = set(content_words(evidence))
+    lacking = {stem(n) for n in claim_names} - held
+    rest = [w for w in content_words(claim) if w not in lacking]
+    return len(lacking) > 0 and len(rest) >= 2 and sum(w in held for w in rest) >= _REPEATS * len(rest)
+
+
+def _in_named_run(text: str, name: str, known: frozenset[str]) -> bool:
+    """`name` is one capitalised word of a run in `text` whose other words are `known` ("Tulsa County", "Charles
+    Babbage"): the same thing, named more or less fully."""
+    for match in re.finditer(r"(?:[A-Z][\w'’-]*\s+){0,3}[A-Z][\w'’-]*", text):
         words = [w.lower().rstrip("'’s") for w in match.group(0).split()]
-        if name in words and len(words) > 1 and any(w != name and name_in(w, vocabulary.tokens) for w in words):
+        if name in words and len(words) > 1 and any(w != name and name_in(w, known) for w in words):
             return True
     return False
 

@@ -37,7 +37,7 @@ class Passage:
 _WORD = re.compile(r"\S+")
 
 
-def _word_windows(text: str, start: int, end: int, max_words: int) -> list[tuple[int, int]]:
+def word_windows(text: str, start: int, end: int, max_words: int) -> list[tuple[int, int]]:
     """Cut text[start:end] into windows of `max_words` words (half a window of overlap); text of at most
     `max_words` words is one window."""
     words = [(m.start(), m.end()) for m in _WORD.finditer(text, start, end)]
@@ -59,7 +59,7 @@ def split_passages(document: str, index: int = 0, max_words: int = DEFAULT_MAX_W
     units: list[tuple[int, int]] = []  # sentences, over-long ones already cut into windows
     for start, end in sentence_spans(document) or [(0, len(document))]:
         if len(document[start:end].split()) > max_words:
-            units.extend(_word_windows(document, start, end, max_words))
+            units.extend(word_windows(document, start, end, max_words))
         else:
             units.append((start, end))
     passages: list[Passage] = []
@@ -83,7 +83,7 @@ def question_windows(passage: Passage, words: int = DEFAULT_QRD_WINDOW_WORDS) ->
     (offsets in the passage's document); none when the passage is itself no longer than one window."""
     if words <= 0:
         return []
-    spans = _word_windows(passage.text, 0, len(passage.text), words)
+    spans = word_windows(passage.text, 0, len(passage.text), words)
     if len(spans) < 2:
         return []
     return [Passage(passage.document, passage.start + a, passage.start + b, passage.text[a:b]) for a, b in spans]

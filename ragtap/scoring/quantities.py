@@ -14,6 +14,7 @@ a model adds on its own ("58 degrees Fahrenheit (15 degrees Celsius)").
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import math
 import re
@@ -69,6 +70,9 @@ _unit("year", "time", 31556952.0, "years", "yr", "yrs")
 _unit("decade", "time", 315569520.0, "decades")
 _unit("century", "time", 3155695200.0, "centuries")
 _unit("%", "percent", 1.0, "percent", "per cent", "pct")
+_unit("am", "time_of_day", 1.0, "a.m")  # "2 AM" and "2 PM" are 12 hours apart (_to_base)
+_unit("pm", "time_of_day", 1.0, "p.m")
+_unit("times", "multiple", 1.0, "time", "fold", "x")  # "1.5 times the rate", "twice" (below)
 _unit("usd", "money_usd", 1.0, "$", "dollar", "dollars", "us$")
 _unit("eur", "money_eur", 1.0, "€", "euro", "euros")
 _unit("gbp", "money_gbp", 1.0, "£", "sterling")
@@ -80,7 +84,8 @@ _WORD_NUMBERS = {
     "zero": 0, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8, "nine": 9,
     "ten": 10, "eleven": 11, "twelve": 12, "thirteen": 13, "fourteen": 14, "fifteen": 15, "sixteen": 16,
     "seventeen": 17, "eighteen": 18, "nineteen": 19, "twenty": 20, "thirty": 30, "forty": 40, "fifty": 50,
-    "sixty": 60, "seventy": 70, "eighty": 80, "ninety": 90, "hundred": 100, "dozen": 12, "twice": 2,
+    "sixty": 60, "seventy": 70, "eighty": 80, "ninety": 90, "hundred": 100, "dozen": 12, "twice": 2, "thrice": 3,
+    "double": 2, "triple": 3,
     "first": 1, "second": 2, "third": 3, "fourth": 4, "fifth": 5, "sixth": 6, "seventh": 7, "eighth": 8, "ninth": 9,
     "tenth": 10,
 }
@@ -216,13 +221,23 @@ def _with_slot(text: str, value: float, currency: str | None, decimals: int, ord
         elif words[0] in ("°",) and len(words) == 1:
             slot, dimension = "degc", "temperature"
         elif words[0].isalpha() and words[0] not in _NOT_A_SLOT:
-            slot = stem(words[0].replace("’", "'"))
+            month = _MONTH.fullmatch(words[0])
+            slot = "day_of_" + words[0][:3] if month and decimals == 0 and 1 <= value <= 31 else stem(words[0].replace("’", "'"))
     head = text[max(0, start - 24) : start]
+    if slot is None or slot in _NOT_A_SLOT:
+        month = _MONTH_BEFORE.search(head)  # "March 5": a day of that month
+        if month is not None and decimals == 0 and 1 <= value <= 31:
+            slot = "day_of_" + month.group(1)[:3]
     hedged = _HEDGED_HEAD.search(head) is not None
     if slot is None and decimals == 0 and 1000 <= value <= 2100 and not ordinal:
         slot = "year_date"
     shown = text[start:end].strip()
     return Quantity(value, slot, dimension, decimals, hedged, ordinal, shown, start, end)
+
+
+_MONTHS = r"january|february|march|april|may|june|july|august|september|october|november|december|jan|feb|mar|apr|jun|jul|aug|sep|sept|oct|nov|dec"
+_MONTH_BEFORE = re.compile(rf"\b({_MONTHS})\.?\s+$")
+_MONTH = re.compile(_MONTHS)
 
 
 def _tight(text: str, end: int) -> bool:
@@ -259,16 +274,31 @@ def _word_numbers(text: str, taken: list[tuple[int, int]]) -> list[Quantity]:
             end += mult.end()
         if parts[-1] == "hundred" and match.group(0).startswith("a "):
             value = 100.0
-        out.append(_with_slot(text, value, None, 0, ordinal, match.start(1), end))
+        quantity = _with_slot(text, value, None, 0, ordinal, match.start(1), end)
+        if word in _MULTIPLES:  # "twice the rate" = 2 times the rate
+            quantity = dataclasses.replace(quantity, slot="times", dimension="multiple")
+        out.append(quantity)
     return out
+
+
+_MULTIPLES = frozenset({"twice", "thrice", "double", "triple"})
 
 
 # ---------------------------------------------------------------------------------------------- comparison
 
 
+def _scale(slot: str) -> float:
+    """How much one of `slot` is in its dimension's base unit (the slope of `_to_base`)."""
+    if slot == "degf":
+        return 5 / 9
+    return _UNITS[slot][2] if slot in _UNITS else 1.0
+
+
 def _to_base(value: float, slot: str) -> float:
     if slot == "degf":
         return (value - 32) * 5 / 9
+    if slot == "pm" and value < 12:
+        return value + 12
     return value * _UNITS[slot][2] if slot in _UNITS else value
 
 
@@ -283,8 +313,8 @@ def _close(claim: float, evidence: float, decimals: int, hedged: bool) -> bool:
     # A rounder claim: "181 million" for 181,674,817, "78.4" for 78.37 (one step of the claim's last digit; a
     # bare "3" states 3, never 2.6: integers below 10 need the exact value).
     magnitude = 10.0 ** max(0, math.floor(math.log10(abs(claim))) - 1) if decimals == 0 and abs(claim) >= 100 and claim % 10 == 0 else step
-    if abs(claim - evidence) < magnitude and _rounder(claim, evidence, decimals):
-        return True
+    if abs(claim - evidence) < magnitude and _rounder(claim, evidence, decimals) and abs(claim - evidence) <= 0.05 * abs(evidence):
+        return True  # (within 5%: "2" is no rounding of "1.5", nor "3" of "2.6")
     return hedged and abs(claim - evidence) <= 0.1 * abs(evidence)
 
 
@@ -311,11 +341,12 @@ def agree(claim: Quantity, evidence: Quantity) -> bool | None:
             return False
         # Another unit of the same dimension: a conversion (5 mph = 8 km/h) agrees within rounding, a mere
         # relabelling (10 km -> 10 miles) disagrees.
-        converted = _to_base(evidence.value, evidence.slot or "") 
-        back = converted / _UNITS[claim.slot][2] if claim.slot != "degf" else converted * 9 / 5 + 32  # type: ignore[index]
-        # Converted figures are rounded by whoever converts them: one step of the claim's last digit, or 3%.
-        tolerance = max(10.0 ** (-claim.decimals), 0.03 * abs(back))
-        return abs(back - claim.value) <= tolerance or (claim.hedged and abs(back - claim.value) <= 0.1 * abs(back))
+        # Both in the dimension's base unit (affine units included: °F, PM).  Converted figures are rounded by whoever
+        # converts them: one step of the claim's last digit (in base units), or 3%.
+        claim_base, evidence_base = _to_base(claim.value, claim.slot or ""), _to_base(evidence.value, evidence.slot or "")
+        step = 10.0 ** (-claim.decimals) * _scale(claim.slot or "")
+        gap = abs(claim_base - evidence_base)
+        return gap <= max(step, 0.03 * abs(evidence_base)) or (claim.hedged and gap <= 0.1 * abs(evidence_base))
     if claim.slot and evidence.slot and claim.slot == evidence.slot:
         return _close(claim.value, evidence.value, claim.decimals, claim.hedged)
     if claim.is_year and evidence.is_year:
@@ -329,7 +360,12 @@ def agree(claim: Quantity, evidence: Quantity) -> bool | None:
 def stated_in(claim: Quantity, evidence: tuple[Quantity, ...]) -> bool:
     """The evidence states the claim's quantity: agrees with it, or states the same value as a count where the
     claim has an ordinal or the other way round ("the tenth week" / "week 10")."""
-    return any(agree(claim, q) is True or (claim.ordinal != q.ordinal and claim.value == q.value) for q in evidence)
+    return any(agree(claim, q) is True or (claim.ordinal != q.ordinal and claim.value == q.value and not _clock(claim) and not _clock(q))
+               for q in evidence)
+
+
+def _clock(quantity: Quantity) -> bool:
+    return quantity.dimension in ("time_of_day", "clock")  # "2 AM" is not "the second" anything
 
 
 def contradicting(claim: Quantity, evidence: tuple[Quantity, ...]) -> Quantity | None:

@@ -62,6 +62,9 @@ class MessagesStreamSplitter:
                 self.truncated = True
         return [event]
 
+    def passed_on(self) -> None:
+        """An event went to the app unchanged (too large to hold): Messages events carry no numbers to keep."""
+
     def close(self) -> list[dict[str, Any]]:
         """The stream ended (or an error event came) while the split block was open: the text the extractor still
         holds (and the gate released), as one last delta."""

@@ -89,14 +89,15 @@ def split_response(response: dict[str, Any], echo: ClientEcho, *, embedded: bool
     """Split a complete response object in place; None (and nothing changed but the echo) without a text part.
 
     `embedded=False`: the stream extractor's reading (a reply that starts with the object; text after it is
-    kept after the answer), for replies the model was not asked to write in JSON.  Neither reading ever takes an
-    object found inside prose (the one answer rule, ragtap.split.stream)."""
+    kept after the answer), for replies the model was not asked to write in JSON, and only for an object with
+    ragtap's keys alone (`only_ours`: a user who asked for JSON of their own gets it as the model wrote it).
+    Neither reading ever takes an object found inside prose (the one answer rule, ragtap.split.stream)."""
     restore_echo(response, echo)
     where = first_text_part(response)
     if where is None:
         return None
     truncated = was_truncated(response)
     text = where.part["text"]
-    split = split_reply(text, truncated=truncated) if embedded or not text else extract(text, truncated=truncated).to_split_reply()
+    split = split_reply(text, truncated=truncated) if embedded or not text else extract(text, truncated=truncated, only_ours=True).to_split_reply()
     set_answer(response, where, split.answer)
     return split

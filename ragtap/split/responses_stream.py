@@ -30,9 +30,11 @@ _FINAL_EVENTS = frozenset({"response.completed", "response.incomplete", "respons
 
 
 class ResponsesStreamSplitter:
-    def __init__(self, echo: ClientEcho, max_kept_chars: int = DEFAULT_MAX_CHARS, text_filter: Callable[[str], str] | None = None) -> None:
+    def __init__(self, echo: ClientEcho, max_kept_chars: int = DEFAULT_MAX_CHARS, text_filter: Callable[[str], str] | None = None, *,
+                 only_ours: bool = False) -> None:
         self.echo = echo
-        self.extractor = AnswerStreamExtractor(max_kept_chars)
+        # `only_ours`: a follow-up turn ragtap did not inject (split_response's `embedded=False` reading)
+        self.extractor = AnswerStreamExtractor(max_kept_chars, only_ours=only_ours)
         self.result: StreamResult | None = None
         # The proxy's answer gate (its `feed`), when one is open: every piece of answer text passes through it, and
         # what it lets through is what the app received (`delivered`), which the done events then carry.
@@ -50,6 +52,9 @@ class ResponsesStreamSplitter:
     def feed(self, event: dict[str, Any]) -> list[dict[str, Any]]:
         kind = event.get("type")
         out = [event]
+        # An upstream that skips `output_text.done` (some compatible servers): the text ends at the next event that
+        # closes its part, its item or the response, which then carries the split answer like the rest.
+        before = self._end_text(event) if kind != "response.output_text.done" and self._closes_text(event) else []
         if kind == "response.output_text.delta":
             if self._is_split_part(event):
                 out = self._delta(event)
@@ -77,11 +82,17 @@ class ResponsesStreamSplitter:
                 restore_echo(response, self.echo)
                 if kind in _FINAL_EVENTS:
                     self._final(response)
+        if before:
+            out = before + out
         for item in out:
             if "sequence_number" in item:
                 item["sequence_number"] = self.next_number
             self.next_number += 1
         return out
+
+    def passed_on(self) -> None:
+        """An event went to the app unchanged (too large to hold): it takes a place in the numbering."""
+        self.next_number += 1
 
     def close(self) -> list[dict[str, Any]]:
         """The stream ended before the split part was done (the upstream broke off): the answer text the
@@ -114,8 +125,11 @@ class ResponsesStreamSplitter:
         return event
 
     def ends_text(self, event: dict[str, Any]) -> bool:
-        """`event` completes the split text (its `output_text.done`), which is still open."""
-        return event.get("type") == "response.output_text.done" and not self.text_closed and self._is_split_part(event)
+        """`event` completes the split text, which is still open: its `output_text.done`, or when the upstream
+        skipped that, the `content_part.done` / `output_item.done` / final event after the text."""
+        if event.get("type") == "response.output_text.done":
+            return not self.text_closed and self._is_split_part(event)
+        return self._closes_text(event)
 
     def text_open(self) -> bool:
         """Answer text was split and its last delta is not out yet (the stream ends without `output_text.done`)."""
@@ -125,7 +139,10 @@ class ResponsesStreamSplitter:
         """The split of the answer, complete: at its `output_text.done` (`event`), or at the end of the stream."""
         if event is not None and self.result is None and not isinstance(self.delta_template, dict) and isinstance(event.get("text"), str):
             self._emit(self.extractor.feed(event["text"]))  # no deltas came (or none we could read): split the done text
-        return self._finish(truncated=event is None)
+        if event is None:
+            return self._finish(truncated=True)
+        response = event.get("response") if event.get("type") in _FINAL_EVENTS else None
+        return self._finish(truncated=isinstance(response, dict) and was_truncated(response))
 
     @property
     def found_text(self) -> bool:
@@ -188,14 +205,28 @@ class ResponsesStreamSplitter:
     def _text_done(self, event: dict[str, Any]) -> list[dict[str, Any]]:
         if self.text_closed:
             return [event]
-        self.text_closed = True
-        closing = self._closing_text(self.finish_text(event))
-        out: list[dict[str, Any]] = []
-        if closing and self.delta_template is not None:
-            out.append({**self.delta_template, "delta": closing})
+        out = self._end_text(event)
         event["text"] = self.delivered
         out.append(event)
         return out
+
+    def _closes_text(self, event: dict[str, Any]) -> bool:
+        """The text is open (deltas came, no `output_text.done` yet) and `event` closes its part, item or response."""
+        if self.text_closed or self.delta_template is None:
+            return False
+        kind = event.get("type")
+        if kind == "response.content_part.done":
+            return self._is_split_part(event)
+        if kind == "response.output_item.done":
+            item = event.get("item")
+            return isinstance(item, dict) and item.get("id") == self.item_id
+        return kind in _FINAL_EVENTS
+
+    def _end_text(self, event: dict[str, Any]) -> list[dict[str, Any]]:
+        """The split text is complete at `event`: a closing delta with what the extractor (and the gate) still held."""
+        self.text_closed = True
+        closing = self._closing_text(self.finish_text(event))
+        return [{**self.delta_template, "delta": closing}] if closing and self.delta_template is not None else []
 
     def _item_done(self, item: Any) -> None:
         if not isinstance(item, dict) or item.get("id") != self.item_id or self.result is None:

@@ -69,6 +69,7 @@ import re
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from ragtap.split.text_pieces import TextPieces
 from ragtap.types import SplitReply
 
 # --- unscored reasons: a fixed set, they become metric labels ---------------------------------------------
@@ -84,6 +85,7 @@ SUPPORTING_NOT_STRING = "supporting_not_string"  # the supporting content is an 
 EMPTY_ANSWER = "empty_answer"  # the answer string was complete but blank
 TEXT_AFTER_JSON = "text_after_json"  # text other than whitespace / a closing fence after the object
 REPLY_TOO_LARGE = "reply_too_large"  # more text than the extractor keeps (`max_chars`): forwarded, not kept
+OTHER_JSON = "other_json"  # `only_ours`: a JSON object with keys of its own (the app's JSON, not ragtap's)
 
 REASONS: frozenset[str] = frozenset(
     {
@@ -99,6 +101,7 @@ REASONS: frozenset[str] = frozenset(
         EMPTY_ANSWER,
         TEXT_AFTER_JSON,
         REPLY_TOO_LARGE,
+        OTHER_JSON,
     }
 )
 
@@ -303,17 +306,23 @@ DEFAULT_MAX_CHARS = 4_000_000  # about a million tokens of text: far beyond any 
 class AnswerStreamExtractor:
     """Feed the model's content pieces as they arrive; forward what `feed()` returns, then `finish()`."""
 
-    def __init__(self, max_chars: int = DEFAULT_MAX_CHARS, *, lead_in: int = 0) -> None:
+    def __init__(self, max_chars: int = DEFAULT_MAX_CHARS, *, lead_in: int = 0, only_ours: bool = False) -> None:
         self._max_chars = max_chars
         # Characters of prose allowed before the object ("Here is the JSON:", for APIs without a JSON mode): dropped.
         # With a lead-in, text after the object follows the answer after a blank line (its fence dropped).
         self._lead_in = lead_in
         self._lenient = lead_in > 0
+        # A turn ragtap did not inject (a follow-up of one it did): only an object whose keys are all ragtap's, an
+        # answer and a supporting content, is ragtap's format; any other object is the app's own JSON, unchanged.
+        # Keys can come in any order, so the answer is held until the object closes (`_held_answer`).
+        self._only_ours = only_ours
+        self._held_answer: TextPieces | None = TextPieces() if only_ours else None
         self._fed = 0  # characters fed so far
         self.overflow = False  # more than `max_chars` were fed: nothing more is kept
         self._state = _S.PRELUDE
-        self._raw: list[str] | None = []  # pieces fed while a fall back to raw mode is still possible
-        self._out: list[str] = []  # everything handed to the app
+        # (kept as TextPieces, not lists of the pieces: a list of 4-character strings costs ~15 times the text)
+        self._raw: TextPieces | None = TextPieces()  # pieces fed while a fall back to raw mode is still possible
+        self._out = TextPieces()  # everything handed to the app
         self._switch: str | None = None  # held text to forward on switching to raw mode during a feed
         self._reason: str | None = None  # why we switched to raw mode
         self._fence_ticks = 0
@@ -333,13 +342,13 @@ class AnswerStreamExtractor:
         self._answer_visible = False  # non-whitespace answer text has been forwarded
         self._answer_hold: list[str] = []  # the answer's leading whitespace, not forwarded yet
         self._support = _NONE
-        self._support_parts: list[str] = []
+        self._support_parts = TextPieces()
         self._support_reason: str | None = None  # set when the support value is unrecoverable
         self._skip_stack: list[str] = []  # closing brackets expected inside a skipped value
         self._skip_in_string = False
         self._skip_escape = False
         self._skip_scalar = False
-        self._capture: list[str] | None = None  # raw text of a non-string answer/support value
+        self._capture: TextPieces | None = None  # raw text of a non-string answer/support value
         self._result: StreamResult | None = None
 
     # --- public API ----------------------------------------------------------------------------------------
@@ -399,7 +408,7 @@ class AnswerStreamExtractor:
 
     def _drop_kept(self) -> None:
         """Over `max_chars`: free what only scoring would have used (the answer kept so far stays, for the record)."""
-        self._support_parts = []
+        self._support_parts = TextPieces()
         self._capture = None
         self._key_parts = []
 
@@ -408,6 +417,9 @@ class AnswerStreamExtractor:
         if self._result is not None:
             raise RuntimeError("finish() called twice")
         self._result = self._conclude(truncated)
+        # The result holds the texts now: drop the pieces they were joined from (a stream that lives on after its
+        # text is done -- a Responses stream to its final event, an app that stops reading -- would keep both).
+        self._raw, self._out, self._support_parts, self._capture, self._held_answer = None, TextPieces(), TextPieces(), None, None
         return self._result
 
     # --- outcome -------------------------------------------------------------------------------------------
@@ -421,31 +433,33 @@ class AnswerStreamExtractor:
     def _outcome(self, truncated: bool) -> StreamResult:
         state = self._state
         if state is _S.RAW:
-            return StreamResult("", "".join(self._out), None, "raw", self._reason)
+            return StreamResult("", self._out.text(), None, "raw", self._reason)
         if state is _S.TAIL_TEXT:  # the answer, then the upstream's text after the object: nothing to score
-            return StreamResult("", "".join(self._out), None, "json", TEXT_AFTER_JSON)
+            return StreamResult("", self._out.text(), None, "json", TEXT_AFTER_JSON)
         cut = TRUNCATED if truncated else INCOMPLETE_JSON
         if state is _S.PRELUDE or state is _S.FENCE:  # never reached "{"
-            held = "".join(self._raw or ())
+            held = self._raw.text() if self._raw is not None else ""
             reason = EMPTY if not held.strip() else (TRUNCATED if truncated else NOT_JSON)
             return self._raw_result(held, reason)
+        if self._held_answer is not None:  # `only_ours`, the object never closed: not known to be ragtap's
+            return self._raw_result(self._raw.text() if self._raw is not None else "", cut)
         if self._answer == _DONE or self._answer_visible:
-            answer = "".join(self._out)
+            answer = self._out.text()
             supporting: str | None = None
             if self._answer == _DONE:
                 reason = self._support_outcome(cut)
                 if self._support in (_DONE, _PARTIAL):
-                    supporting = "".join(self._support_parts)
+                    supporting = self._support_parts.text()
                 if not answer.strip():
                     reason = EMPTY_ANSWER
             else:  # cut inside the answer: what was forwarded stays the answer
                 reason = cut
                 if self._support == _DONE:
-                    supporting = "".join(self._support_parts)
+                    supporting = self._support_parts.text()
             return StreamResult("", answer, supporting, "json", reason, syntax_error=self._error)
         # Nothing was forwarded yet: give the app the upstream text unchanged.
         reason = ANSWER_NOT_STRING if self._answer == _INVALID else cut
-        return self._raw_result("".join(self._raw or ()), reason)
+        return self._raw_result(self._raw.text() if self._raw is not None else "", reason)
 
     def _support_outcome(self, cut: str) -> str | None:
         if self._support == _DONE:
@@ -462,34 +476,47 @@ class AnswerStreamExtractor:
         if remainder:
             self._keep(remainder)
         self._state = _S.RAW
-        return StreamResult(remainder, "".join(self._out), None, "raw", reason)
+        return StreamResult(remainder, self._out.text(), None, "raw", reason)
 
     # --- transitions ---------------------------------------------------------------------------------------
 
     def _to_raw(self, reason: str) -> None:
         # Only reachable while nothing was forwarded, so forwarding the held text loses and repeats nothing.
         assert not self._out and self._raw is not None
-        self._switch = "".join(self._raw)
+        self._switch = self._raw.text()
         self._raw = None
+        self._held_answer = None
         self._reason = reason
         self._state = _S.RAW
 
     def _syntax_error(self) -> None:
-        if self._answer == _DONE or self._answer_visible:
+        if (self._answer == _DONE and not self._only_ours) or self._answer_visible:
             self._error = True
             self._state = _S.IGNORE
         else:
             self._to_raw(INVALID_JSON)
 
-    def _close(self) -> None:
+    def _close(self, emitted: list[str]) -> None:
         self._closed = True
-        if self._answer == _DONE:
+        if self._answer == _DONE and self._held_answer is not None:  # `only_ours`: the object was ragtap's?
+            if self._support == _NONE:
+                self._to_raw(OTHER_JSON)
+                return
+            emitted.append(self._held_answer.text())
+            self._held_answer = None
+            self._answer_visible = True
+            self._raw = None
+            self._state = _S.TAIL
+        elif self._answer == _DONE:
             self._state = _S.TAIL
         else:
             self._to_raw(ANSWER_NOT_STRING if self._answer == _INVALID else NO_ANSWER)
 
     def _forward_answer(self, text: str, emitted: list[str]) -> None:
         if not text:
+            return
+        if self._held_answer is not None:  # `only_ours`: held until the object closes
+            self._held_answer.append(text)
             return
         if self._answer_visible:
             emitted.append(text)
@@ -511,7 +538,8 @@ class AnswerStreamExtractor:
             emitted.append("".join(self._answer_hold))
             self._answer_hold.clear()
         self._answer = _DONE
-        self._raw = None
+        if self._held_answer is None:  # (`only_ours` keeps the raw text until the object closes)
+            self._raw = None
 
     # --- the state machine ---------------------------------------------------------------------------------
 
@@ -547,7 +575,7 @@ class AnswerStreamExtractor:
                 self._key_parts = []
                 self._state = _S.KEY
             elif c == "}":  # also after a trailing comma
-                self._close()
+                self._close(emitted)
             else:
                 self._syntax_error()
         elif state is _S.COLON:
@@ -561,7 +589,7 @@ class AnswerStreamExtractor:
             if c == ",":
                 self._state = _S.KEY_OR_END
             elif c == "}":
-                self._close()
+                self._close(emitted)
             else:
                 self._syntax_error()
         return i + 1
@@ -617,6 +645,9 @@ class AnswerStreamExtractor:
             self._key_parts.append(decoded)
         if self._key_decoder.done:
             role = _role_of("".join(self._key_parts))
+            if self._only_ours and (not role or (role == "answer" and self._answer != _NONE) or (role == "support" and self._support != _NONE)):
+                self._to_raw(OTHER_JSON)  # a key of the app's own (or one repeated): not ragtap's object
+                return i
             # The first occurrence wins: text already forwarded cannot be taken back.
             if (role == "answer" and self._answer != _NONE) or (role == "support" and self._support != _NONE):
                 role = ""
@@ -655,7 +686,7 @@ class AnswerStreamExtractor:
         self._skip_in_string = in_string
         self._skip_escape = False
         self._skip_scalar = False
-        self._capture = [] if capture else None
+        self._capture = TextPieces() if capture else None
         self._state = _S.SKIP
 
     def _in_value_string(self, t: str, i: int, emitted: list[str]) -> int:
@@ -727,14 +758,15 @@ class AnswerStreamExtractor:
         if self._capture is None:
             return i
         self._capture.append(t[start:i])
-        raw = "".join(self._capture)
+        raw = self._capture.text()
         self._capture = None
         if self._role == "answer":  # only a string is the answer (see the module docstring)
             self._answer_done(None, emitted)
             return i
         text = _stringify(raw)
         if text is not None:
-            self._support_parts = [text]
+            self._support_parts = TextPieces()
+            self._support_parts.append(text)
             self._support = _DONE
         else:
             self._support = _INVALID
@@ -742,8 +774,8 @@ class AnswerStreamExtractor:
         return i
 
 
-def extract(text: str, *, truncated: bool = False, lead_in: int = 0) -> StreamResult:
+def extract(text: str, *, truncated: bool = False, lead_in: int = 0, only_ours: bool = False) -> StreamResult:
     """Run the extractor over a complete text in one piece."""
-    extractor = AnswerStreamExtractor(lead_in=lead_in)
+    extractor = AnswerStreamExtractor(lead_in=lead_in, only_ours=only_ours)
     extractor.feed(text)
     return extractor.finish(truncated=truncated)

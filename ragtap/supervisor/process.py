@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from multiprocessing.connection import Connection
 
 from ragtap.config import Config, WorkerRole
+from ragtap.proxy.open_files import raise_open_files_limit
 from ragtap.proxy.server import ListenError, Listeners, RagtapServer
 
 log = logging.getLogger("ragtap.serve")
@@ -48,6 +49,7 @@ async def serve(config: Config, *, worker: WorkerRole | None = None, listeners: 
                 started: Callable[[RagtapServer], Awaitable[None]], stopping: Callable[[], None] | None = None) -> None:
     """Start the server, call `started`, serve until SIGINT/SIGTERM, call `stopping`, stop gracefully (in-flight
     requests, the scoring drain and the exporters' flush within `[server] shutdown_grace_s`)."""
+    raise_open_files_limit()  # every client connection is a file descriptor: take what the hard limit allows
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGINT, signal.SIGTERM):

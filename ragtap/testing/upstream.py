@@ -30,6 +30,7 @@ from ragtap.testing.messages_wire import MessagesWire, anthropic_error
 from ragtap.testing.responses_wire import ResponsesWire
 
 INJECTION_MARKER = "supporting_content"  # the injected instruction names this field
+MAX_REQUEST_BYTES = 64 * 1024 * 1024
 
 
 @dataclass(frozen=True, slots=True)
@@ -119,7 +120,8 @@ class ScriptedUpstream:
         return f"http://{self.host}:{self.port}/v1"
 
     async def start(self) -> ScriptedUpstream:
-        app = web.Application()
+        # Request bodies as large as ragtap forwards (its `server.max_body_bytes`, 8 MiB by default), not aiohttp's 1 MiB.
+        app = web.Application(client_max_size=MAX_REQUEST_BYTES)
         app.router.add_post("/v1/chat/completions", self._chat)
         app.router.add_post("/v1/responses", self._responses)
         app.router.add_post("/v1/messages", self._messages)

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import time
 from collections import Counter, defaultdict
 from collections.abc import Sequence
@@ -100,7 +101,7 @@ def build_report(rows: Sequence[LabelledAnswer], assessments: Sequence[Assessmen
         by_generator[row.generator][0].append(row.hallucinated)
         by_generator[row.generator][1].append(f)
     generators = {g: balanced(a, b) for g, (a, b) in sorted(by_generator.items())}
-    within = [g["balanced_accuracy"] for g in generators.values() if g["balanced_accuracy"] == g["balanced_accuracy"]]
+    within = [g["balanced_accuracy"] for g in generators.values() if not math.isnan(g["balanced_accuracy"])]
     kinds = {}
     for kind in ("conflict", "added"):
         having = [f for row, f in zip(rows, flagged) if row.hallucinated and any(s.kind == kind for s in row.spans)]
@@ -144,7 +145,7 @@ def claim_level(rows: Sequence[LabelledAnswer], assessments: Sequence[Assessment
 
 
 def _pct(value: float | None) -> str:
-    return "n/a" if value is None or value != value else f"{value:.3f}"
+    return "n/a" if value is None or math.isnan(value) else f"{value:.3f}"
 
 
 def render_markdown(report: dict[str, Any], title: str) -> str:

@@ -8,16 +8,15 @@ replaces the tuple the route used to unpack.
 from __future__ import annotations
 
 import asyncio
-import json
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-import orjson
 from aiohttp import web
 
 from ragtap.exchange import ExchangeRecord, note_request
 from ragtap.proxy.errors import RequestTooDeep
+from ragtap.proxy.json_bodies import dumps, parse_object
 from ragtap.proxy.requestlog import log
 from ragtap.proxy.state import STATE, ProxyState
 from ragtap.recognise import Recognition
@@ -53,27 +52,6 @@ class Exchange:
     # of the background scoring (interaction, assessment, seconds from reply to verdict).
     scored: tuple[Interaction, Assessment, float] | None = None
     ask_again: AskAgain | None = None  # seam (c): set by a route that can ask the upstream again
-
-
-def parse_object(raw: bytes) -> dict[str, Any] | None:
-    """A JSON object, or None (not JSON, or JSON that is not an object)."""
-    try:
-        value = orjson.loads(raw)
-    except orjson.JSONDecodeError:
-        return None
-    return value if isinstance(value, dict) else None
-
-
-def dumps(value: Any) -> bytes | None:
-    """JSON bytes of a decoded body, or None.  orjson reads 1024 levels of nesting but writes only 254: deeper
-    values go through the json module (about 990 levels); deeper still, None."""
-    try:
-        return orjson.dumps(value)
-    except orjson.JSONEncodeError:
-        try:
-            return json.dumps(value, ensure_ascii=False, separators=(",", ":")).encode()
-        except (RecursionError, ValueError, TypeError):
-            return None
 
 
 def request_bytes(body: dict[str, Any]) -> bytes:

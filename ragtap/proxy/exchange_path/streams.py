@@ -20,12 +20,13 @@ from aiohttp import web
 from ragtap.exchange import ExchangeRecord
 from ragtap.proxy.exchange_path.read import Exchange, parse_object
 from ragtap.proxy.exchange_path.seams import AnswerGate, abandon_gate, open_gate
-from ragtap.proxy.sse import SSEDecoder, SSELineTooLong, encode_event, encode_typed, take_comments
+from ragtap.proxy.sse import MAX_LINE_BYTES, Comment, SSEDecoder, Unheld, encode_event, encode_typed
 from ragtap.proxy.upstream import response_headers
-from ragtap.split.stream import AnswerStreamExtractor, StreamResult
+from ragtap.split.stream import REPLY_TOO_LARGE, AnswerStreamExtractor, StreamResult
+from ragtap.split.text_pieces import TextPieces
 
 # What a broken or stalled upstream stream raises while it is read.
-UPSTREAM_BROKE = (aiohttp.ClientPayloadError, aiohttp.ClientConnectionError, TimeoutError, SSELineTooLong)
+UPSTREAM_BROKE = (aiohttp.ClientPayloadError, aiohttp.ClientConnectionError, TimeoutError)
 # An SSE comment (ignored by SSE clients) sent while the upstream is busy but nothing is for the app to see.
 KEEPALIVE = b": ragtap keep-alive\n\n"
 KEEPALIVE_AFTER_S = 1.0
@@ -56,28 +57,27 @@ async def open_stream(request: web.Request, upstream: aiohttp.ClientResponse) ->
 
 
 class KeptText:
-    """Text of a stream kept for scoring up to a limit (beyond it nothing more is kept, and it is not scored)."""
+    """Text of a stream kept for scoring up to a limit (beyond it nothing more is kept, and it is not scored), in
+    about its own size (`TextPieces`: a list of the pieces, a token or two each, cost ~15 times the text)."""
 
-    __slots__ = ("limit", "overflow", "parts", "size")
+    __slots__ = ("limit", "overflow", "pieces")
 
     def __init__(self, limit: int) -> None:
         self.limit = limit
-        self.parts: list[str] = []
-        self.size = 0
+        self.pieces = TextPieces()
         self.overflow = False
 
     def append(self, text: str) -> None:
         if self.overflow:
             return
-        self.size += len(text)
-        if self.size > self.limit:
+        if self.pieces.size + len(text) > self.limit:
             self.overflow = True
-            self.parts = []  # not scored: free it
+            self.pieces = TextPieces()  # not scored: free it
             return
-        self.parts.append(text)
+        self.pieces.append(text)
 
     def text(self) -> str:
-        return "".join(self.parts)
+        return self.pieces.text()
 
 
 class EventRelay(Protocol):
@@ -91,6 +91,10 @@ class EventRelay(Protocol):
 
     async def on_payload(self, payload: bytes) -> None: ...
 
+    def on_unheld(self, event_type: str | None) -> None:
+        """An event too large to hold begins: its bytes reach the app unchanged (`pump_events` puts them in
+        `pending`); the relay only counts it (sequence numbers) and notes what it could not split."""
+
     async def flush(self) -> None: ...
 
     async def close(self) -> None:
@@ -99,25 +103,20 @@ class EventRelay(Protocol):
 
 async def pump_events(
     out: web.StreamResponse, upstream: aiohttp.ClientResponse, record: ExchangeRecord, relay: EventRelay, *,
-    flush_first_token: bool = False,
+    flush_first_token: bool = False, max_event_bytes: int = MAX_LINE_BYTES,
 ) -> bool:
     """Relay an injected SSE stream through `relay`: one write per network read (with `flush_first_token`, the
     first answer text goes out as soon as it is rewritten, not after the rest of its read), the upstream's comments
-    forwarded, keep-alive comments while the model writes what the app never sees, a clean end whatever the
-    upstream did.  False when the app went away (the upstream is closed; the record says `incomplete`)."""
-    decoder = SSEDecoder()
+    forwarded where they came, keep-alive comments while the model writes what the app never sees (neither after the
+    stream's end), a clean end whatever the upstream did.  An event over `max_event_bytes` (`replies.max_body_bytes`)
+    is not held: its bytes go to the app as they come, unchanged.  False when the app went away (the upstream is
+    closed; the record says `incomplete`)."""
+    decoder = SSEDecoder(max_event_bytes, pass_unheld=True)
     last_write = now()
     try:
         try:
             async for chunk in upstream.content.iter_any():
-                for payload in decoder.feed(chunk):
-                    waiting = flush_first_token and record.first_token_at is None
-                    await relay.on_payload(payload)
-                    if waiting and record.first_token_at is not None:
-                        await relay.flush()
-                comments = take_comments(decoder)
-                if comments:
-                    relay.pending.append(comments)
+                await _relay_items(decoder.feed(chunk), relay, record, flush_first_token)
                 if not relay.pending and not relay.closed and now() - last_write > KEEPALIVE_AFTER_S:
                     # The model is writing its supporting content, which the app never sees: without this the
                     # app's connection would be silent for as long as that takes (direct, it would get chunks).
@@ -125,8 +124,7 @@ async def pump_events(
                 if relay.pending:
                     last_write = now()
                 await relay.flush()
-            for payload in decoder.close():
-                await relay.on_payload(payload)
+            await _relay_items(decoder.close(), relay, record, False)
             await relay.flush()
         except UPSTREAM_BROKE as error:
             record.outcome, record.error_type = "upstream_error", type(error).__name__
@@ -142,18 +140,40 @@ async def pump_events(
     return True
 
 
-async def copy_events(out: web.StreamResponse, upstream: aiohttp.ClientResponse, record: ExchangeRecord, on_payload: Callable[[bytes], None]) -> bool:
+async def _relay_items(items: list[bytes | Unheld], relay: EventRelay, record: ExchangeRecord, flush_first_token: bool) -> None:
+    for item in items:
+        if isinstance(item, Comment):  # the upstream's comments, where they came (none after the stream's end)
+            if not relay.closed:
+                relay.pending.append(item)
+            continue
+        if isinstance(item, Unheld):  # too large to hold: to the app as it came
+            if item.first:
+                relay.on_unheld(item.event_type)
+            relay.pending.append(item.data)
+            continue
+        waiting = flush_first_token and record.first_token_at is None
+        await relay.on_payload(item)
+        if waiting and record.first_token_at is not None:
+            await relay.flush()
+
+
+async def copy_events(out: web.StreamResponse, upstream: aiohttp.ClientResponse, record: ExchangeRecord, on_payload: Callable[[bytes], None],
+                      on_unheld: Callable[[str | None], None] = lambda event_type: None, *, max_event_bytes: int = MAX_LINE_BYTES) -> bool:
     """Forward the upstream's SSE bytes untouched (comments included) and hand each payload to `on_payload` (a
-    copy, read for scoring).  A broken upstream ends the app's stream where its bytes stopped.  False when the
-    app went away (the upstream is closed; the record says `incomplete`)."""
-    decoder = SSEDecoder()
+    copy, read for scoring; an event over `max_event_bytes` is forwarded but not read: its type to `on_unheld`).
+    A broken upstream ends the app's stream where its bytes stopped.  False when the app went away (the upstream is
+    closed; the record says `incomplete`)."""
+    decoder = SSEDecoder(max_event_bytes)
     try:
         try:
             async for chunk in upstream.content.iter_any():
                 await out.write(chunk)
                 for payload in decoder.feed(chunk):
-                    on_payload(payload)
+                    on_payload(payload)  # type: ignore[arg-type]  # (no Unheld items without pass_unheld)
                 decoder.comments.clear()  # forwarded already, with the bytes
+                for event_type in decoder.unheld_events:
+                    on_unheld(event_type)
+                decoder.unheld_events.clear()
         except UPSTREAM_BROKE as error:
             record.outcome, record.error_type = "upstream_error", type(error).__name__
         record.upstream_done_at = now()
@@ -191,6 +211,9 @@ class TypedSplitter(Protocol):
     def close(self) -> list[dict[str, Any]]:
         """The stream ended: the last answer text still held, as events."""
 
+    def passed_on(self) -> None:
+        """An event went to the app unchanged (too large to hold): it takes its place (sequence numbers)."""
+
     def outcome(self) -> StreamResult:
         """The split, for scoring."""
 
@@ -207,6 +230,14 @@ class TypedShape:
     note: Callable[[dict[str, Any], ExchangeRecord], None]
     carries_text: Callable[[dict[str, Any]], bool]
     text_before_error: bool = False
+    ends: frozenset[str] = frozenset()  # event types after which the app's stream has ended (no keep-alive follows)
+    # Event types that carry no answer text of their own (echoes of the request, text repeated from the deltas):
+    # too large to hold, they go to the app unchanged and the split of the deltas still stands.
+    no_text: frozenset[str] = frozenset()
+
+    def misses_text(self, unheld: list[str | None]) -> bool:
+        """An event too large to hold may have carried answer text (a delta, or an event of no known type)."""
+        return any(event_type not in self.no_text for event_type in unheld)
 
 
 class TypedEventRelay:
@@ -221,10 +252,17 @@ class TypedEventRelay:
         self.gate = gate
         self.shape = shape
         self.pending: list[bytes] = []
-        self.closed = False
+        self.closed = False  # the app's stream has its end (the shape's final event, or close())
+        self.unheld: list[str | None] = []  # the types of the events too large to hold (passed on unchanged)
         self.gate_complete: Callable[[], None] | None = getattr(gate, "answer_complete", None)
         if hasattr(gate, "on_ready"):
             gate.on_ready = self.send_text  # type: ignore[union-attr]
+
+    def on_unheld(self, event_type: str | None) -> None:
+        self.unheld.append(event_type)
+        self.splitter.passed_on()
+        if event_type in self.shape.ends:
+            self.closed = True
 
     def send_text(self, text: str) -> None:
         """Text the gate lets out between two events (its optional `on_ready`; written with the next read's events)."""
@@ -244,7 +282,7 @@ class TypedEventRelay:
             self.gate.comment = None  # type: ignore[union-attr]
 
     async def on_payload(self, payload: bytes) -> None:
-        event = parse_object(payload)
+        event = parse_object(payload, lenient=True)  # (lenient: an echo with a NaN is still restored)
         if event is None:
             self.pending.append(encode_event(payload))  # not ours to judge: pass it on
             return
@@ -262,6 +300,8 @@ class TypedEventRelay:
         if self.gate_complete is not None and self.splitter.extractor.answer_complete:
             self.gate_complete()  # the answer string closed: the gate need not wait for the end of the stream
             self.gate_complete = None
+        if event.get("type") in self.shape.ends:
+            self.closed = True
 
     def _write(self, event: dict[str, Any]) -> None:
         if self.record.first_token_at is None and self.shape.carries_text(event):
@@ -314,11 +354,13 @@ async def relay_typed(
     splitter = make_splitter(_gate_filter(gate, lambda: splitter.extractor))
     # One read can hold hundreds of events: the first answer text goes out at once (the app's time to first token).
     relay = TypedEventRelay(out, exchange.record, splitter, gate, shape)
-    if not await pump_events(out, upstream, exchange.record, relay, flush_first_token=True):
+    max_event_bytes = exchange.state.config.replies.max_body_bytes
+    if not await pump_events(out, upstream, exchange.record, relay, flush_first_token=True, max_event_bytes=max_event_bytes):
         abandon_gate(gate)
         return out, INCOMPLETE
     result = splitter.outcome()
-    outcome = broken_off(exchange.record, StreamOutcome(result.answer, result.supporting, result.unscored_reason))
+    reason = REPLY_TOO_LARGE if shape.misses_text(relay.unheld) else result.unscored_reason
+    outcome = broken_off(exchange.record, StreamOutcome(result.answer, result.supporting, reason))
     if not splitter.found_text and outcome.unscored_reason is None:
         outcome.unscored_reason = "no_text_content"
     return out, outcome
