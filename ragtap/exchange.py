@@ -51,7 +51,7 @@ class ChatMessage:
     parts: tuple[ChatMessagePart, ...]
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)  # not frozen: built per request, and a frozen init costs several times more
 class Overhead:
     """What ragtap itself added to one exchange: the injected instruction's input tokens, the supporting content's
     output tokens, and their price (None when the model has no price in `[cost]`)."""
@@ -171,6 +171,17 @@ def _identity(value: Any) -> str | None:
     return None
 
 
+def _from_headers(headers: Mapping[str, str], names: tuple[str, ...]) -> str | None:
+    """The first of `names` whose header holds an identity (plain loops: this runs for every request)."""
+    for name in names:
+        value = headers.get(name)
+        if value is not None:
+            found = _identity(value)
+            if found is not None:
+                return found
+    return None
+
+
 def request_identity(
     body: Mapping[str, Any] | None,
     headers: Mapping[str, str],
@@ -182,12 +193,17 @@ def request_identity(
     `safety_identifier`) and `metadata.user_id` / `metadata.session_id` (OpenAI's free-form metadata; LangChain and
     the Agents SDK pass it through)."""
     metadata = body.get("metadata") if body is not None else None
-    metadata = metadata if isinstance(metadata, Mapping) else {}
-    user = next((found for name in user_headers if (found := _identity(headers.get(name))) is not None), None)
+    if metadata is not None and not isinstance(metadata, Mapping):
+        metadata = None
+    user = _from_headers(headers, user_headers)
     if user is None and body is not None:
-        user = _identity(body.get("user")) or _identity(body.get("safety_identifier")) or _identity(metadata.get("user_id"))
-    session = next((found for name in session_headers if (found := _identity(headers.get(name))) is not None), None)
-    return user, session or _identity(metadata.get("session_id"))
+        for value in (body.get("user"), body.get("safety_identifier"), metadata.get("user_id") if metadata is not None else None):
+            if value is not None and (user := _identity(value)) is not None:
+                break
+    session = _from_headers(headers, session_headers)
+    if session is None and metadata is not None:
+        session = _identity(metadata.get("session_id"))
+    return user, session
 
 
 def note_request(
@@ -220,8 +236,11 @@ def _whole(value: Any) -> int | None:
 def _output_type(body: Mapping[str, Any]) -> str | None:
     """`gen_ai.output.type` of a chat request (`response_format`) or a Responses request (`text.format`)."""
     fmt = body.get("response_format")
-    if fmt is None and isinstance(body.get("text"), dict):
-        fmt = body["text"].get("format")
+    if fmt is None:
+        text = body.get("text")
+        if text is None or not isinstance(text, dict):
+            return None
+        fmt = text.get("format")
     kind = fmt.get("type") if isinstance(fmt, dict) else None
     if kind in ("json_object", "json_schema"):
         return "json"
@@ -229,39 +248,48 @@ def _output_type(body: Mapping[str, Any]) -> str | None:
 
 
 def request_parameters(body: Mapping[str, Any] | None) -> RequestParameters | None:
-    """The sampling settings and reply format the app asked for (chat completions or Responses field names)."""
+    """The sampling settings and reply format the app asked for (chat completions or Responses field names).
+    (Most of these fields are absent from most requests: a value is checked only when there is one.)"""
     if body is None:
         return None
-    stop = body.get("stop")
-    stops = (stop,) if isinstance(stop, str) else tuple(s for s in stop if isinstance(s, str)) if isinstance(stop, list) else ()
-    reasoning = body.get("reasoning")
-    effort = body.get("reasoning_effort")
-    if effort is None and isinstance(reasoning, dict):
-        effort = reasoning.get("effort")
+    get = body.get
+    stop = get("stop")
+    stops = () if stop is None else (stop,) if isinstance(stop, str) else tuple(s for s in stop if isinstance(s, str)) if isinstance(stop, list) else ()
+    effort = get("reasoning_effort")
+    if effort is None:
+        reasoning = get("reasoning")
+        if reasoning is not None and isinstance(reasoning, dict):
+            effort = reasoning.get("effort")
+    temperature, top_p, seed, choices = get("temperature"), get("top_p"), get("seed"), get("n")
+    frequency, presence = get("frequency_penalty"), get("presence_penalty")
+    max_tokens = get("max_completion_tokens", get("max_tokens", get("max_output_tokens")))
     return RequestParameters(
-        temperature=_number(body.get("temperature")),
-        top_p=_number(body.get("top_p")),
-        max_tokens=_whole(body.get("max_completion_tokens", body.get("max_tokens", body.get("max_output_tokens")))),
-        seed=_whole(body.get("seed")),
-        choice_count=_whole(body.get("n")),
-        frequency_penalty=_number(body.get("frequency_penalty")),
-        presence_penalty=_number(body.get("presence_penalty")),
-        stop_sequences=stops,
-        output_type=_output_type(body),
-        reasoning_level=effort if isinstance(effort, str) else None,
+        None if temperature is None else _number(temperature),
+        None if top_p is None else _number(top_p),
+        None if max_tokens is None else _whole(max_tokens),
+        None if seed is None else _whole(seed),
+        None if choices is None else _whole(choices),
+        None if frequency is None else _number(frequency),
+        None if presence is None else _number(presence),
+        stops,
+        _output_type(body),
+        effort if isinstance(effort, str) else None,
     )
 
 
 def conversation_id(body: Mapping[str, Any] | None, headers: Mapping[str, str]) -> str | None:
     """The app's conversation (thread) id: header `x-ragtap-conversation`, the Responses API's `conversation`
     (an id or {"id": ...}), or `metadata.conversation_id` / `metadata.thread_id`."""
-    found = _identity(headers.get(CONVERSATION_HEADER))
+    found = _from_headers(headers, (CONVERSATION_HEADER,))
     if found is None and body is not None:
         conversation = body.get("conversation")
-        if isinstance(conversation, dict):
-            conversation = conversation.get("id")
-        metadata = body.get("metadata") if isinstance(body.get("metadata"), dict) else {}
-        found = _identity(conversation) or _identity(metadata.get("conversation_id")) or _identity(metadata.get("thread_id"))
+        if conversation is not None:
+            if isinstance(conversation, dict):
+                conversation = conversation.get("id")
+            found = _identity(conversation)
+        metadata = body.get("metadata")
+        if found is None and metadata is not None and isinstance(metadata, dict):
+            found = _identity(metadata.get("conversation_id")) or _identity(metadata.get("thread_id"))
     return found
 
 
@@ -299,22 +327,27 @@ def chat_messages(messages: Any) -> tuple[ChatMessage, ...]:
     return tuple(out)
 
 
+def _count(value: Any) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else None
+
+
+def _is_mapping(value: Any) -> bool:
+    """isinstance(value, Mapping), the usual answers first (a JSON object, or nothing: the ABC check is slow)."""
+    return type(value) is dict or (value is not None and isinstance(value, Mapping))
+
+
 def note_usage(record: ExchangeRecord, usage: Any) -> None:
     """Copy an upstream `usage` object onto the record: chat completions (`prompt_tokens`, `completion_tokens`,
     `*_tokens_details`) or Responses (`input_tokens`, `output_tokens`, `*_tokens_details`) field names."""
-    if not isinstance(usage, Mapping):
+    if not _is_mapping(usage):
         return
-
-    def count(value: Any) -> int | None:
-        return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else None
-
     responses = "input_tokens" in usage or "output_tokens" in usage
-    record.input_tokens = count(usage.get("input_tokens" if responses else "prompt_tokens"))
-    record.output_tokens = count(usage.get("output_tokens" if responses else "completion_tokens"))
+    record.input_tokens = _count(usage.get("input_tokens" if responses else "prompt_tokens"))
+    record.output_tokens = _count(usage.get("output_tokens" if responses else "completion_tokens"))
     inputs = usage.get("input_tokens_details" if responses else "prompt_tokens_details")
     outputs = usage.get("output_tokens_details" if responses else "completion_tokens_details")
-    record.cached_input_tokens = count(inputs.get("cached_tokens")) if isinstance(inputs, Mapping) else None
-    record.reasoning_tokens = count(outputs.get("reasoning_tokens")) if isinstance(outputs, Mapping) else None
+    record.cached_input_tokens = _count(inputs.get("cached_tokens")) if _is_mapping(inputs) else None
+    record.reasoning_tokens = _count(outputs.get("reasoning_tokens")) if _is_mapping(outputs) else None
 
 
 def note_anthropic_usage(record: ExchangeRecord, usage: Any) -> None:

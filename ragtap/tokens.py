@@ -38,4 +38,6 @@ def _encoding(model: str | None) -> tiktoken.Encoding:
 
 
 def count_tokens(text: str, model: str | None = None) -> int:
-    return len(_encoding(model).encode(text, disallowed_special=()))
+    # encode_ordinary: special-token text counted as ordinary text, which is what encode(disallowed_special=())
+    # does, without its checks of the special-token arguments.
+    return len(_encoding(model).encode_ordinary(text))

@@ -233,6 +233,30 @@ def test_exporter_errors_from_sources_and_hooks():
     assert not [s for s in samples(p, "ragtap_exporter_errors_total") if s.labels["exporter"] == "bad"]
 
 
+def test_exporter_set_calls_each_hook_on_the_exporters_that_implement_it_including_one_added_later():
+    calls: list[tuple[str, str]] = []
+
+    class Finishing(Exporter):
+        def __init__(self, name: str) -> None:
+            self.name = name
+
+        def exchange_finished(self, exchange: ExchangeRecord) -> None:
+            calls.append((self.name, "finished"))
+
+    class Subclass(Finishing):  # (inherits the hook)
+        def queue_depth(self, depth: int) -> None:
+            calls.append((self.name, f"depth {depth}"))
+
+    exporters = ExporterSet([Finishing("a"), Exporter()])
+    exporters.exchange_finished(exchange())
+    exporters.queue_depth(1)
+    exporters.add(Subclass("b"))  # (the online judge is added after the set is built)
+    exporters.exchange_finished(exchange())
+    exporters.queue_depth(2)
+    assert calls == [("a", "finished"), ("a", "finished"), ("b", "finished"), ("b", "depth 2")]
+    assert [type(e).__name__ for e in exporters.exporters] == ["Finishing", "Exporter", "Subclass"]
+
+
 def test_no_free_text_labels():
     p = PrometheusExporter()
     ex = exchange(route="/v1/chat/completions?api_key=sk-secret", trace_headers={"traceparent": "00-" + "a" * 32
@@ -312,3 +336,107 @@ async def test_handler_explicit_token_overrides_settings():
         await client.close()
 
 
+
+
+def _public_api_exchange_finished(p: PrometheusExporter, ex: ExchangeRecord) -> None:
+    """The exchange hook written with prometheus_client's public API only (`labels().inc()` / `.observe()`): what
+    the exporter's cached children and direct adders must reproduce exactly."""
+    from ragtap.exporters import prometheus as prom
+
+    route, model = normalise_route(ex.route), p._exchange_model(ex)
+    status = str(ex.status) if isinstance(ex.status, int) and 100 <= ex.status <= 599 else "none"
+    p.requests.labels(route, model, status).inc()
+    p.chat_requests.labels("rag" if ex.rag_source else "not_rag", "true" if ex.injected else "false").inc()
+    if ex.recognition is not None:
+        p.recognition.labels(ex.recognition if ex.recognition in prom.REASONS else "other").inc()
+    if ex.ragtap_field_problem is not None:
+        p.malformed_ragtap_field.labels(ex.ragtap_field_problem if ex.ragtap_field_problem in prom.FIELD_PROBLEMS else "other").inc()
+    p.exchanges.labels(ex.outcome if ex.outcome in prom.OUTCOMES else "other", model).inc()
+    if ex.upstream_seconds is not None:
+        p.upstream_seconds.labels(route, model).observe(ex.upstream_seconds)
+    if ex.added_seconds is not None:
+        p.added_seconds.labels(route, model).observe(ex.added_seconds)
+    if ex.stream and ex.first_token_at is not None:
+        p.ttft_seconds.labels(model).observe(max(0.0, ex.first_token_at - ex.started_at))
+    for kind, count in (("input", ex.input_tokens), ("output", ex.output_tokens), ("supporting", ex.supporting_tokens)):
+        if count:
+            p.tokens.labels(model, kind).inc(count)
+    if ex.overhead is not None:
+        for kind, count in (("input", ex.overhead.input_tokens), ("output", ex.overhead.output_tokens)):
+            if count:
+                p.overhead_tokens.labels(model, kind).inc(count)
+        if ex.overhead.cost_usd:
+            p.overhead_cost.labels(model).inc(ex.overhead.cost_usd)
+        elif ex.overhead.cost_usd is None and (ex.overhead.input_tokens or ex.overhead.output_tokens):
+            p.overhead_unpriced.labels(model).inc()
+    if ex.guard is not None:
+        p.guard.labels(ex.guard.action if ex.guard.action in prom.GUARD_ACTIONS else "other",
+                       ex.guard.outcome if ex.guard.outcome in prom.GUARD_OUTCOMES else "other").inc()
+
+
+def _varied_exchanges() -> list[ExchangeRecord]:
+    from ragtap.exchange import GuardRecord, Overhead
+
+    out = []
+    for i in range(60):
+        upstream = (0.0, 0.05, 0.3, 1.0, 7.9, 15.0, 500.0)[i % 7]  # on bucket bounds, between them, past the last
+        added = (0.0, 0.0005, 0.0007, 0.01, 3.0)[i % 5]
+        ex = exchange(
+            model=("gpt-4o", "gpt-4o-mini", None, "m-" + str(i % 4))[i % 4],
+            route=("/v1/chat/completions", "/chat/completions", "/v1/responses", "/v1/messages")[i % 4],
+            status=(200, 200, 400, 503, None)[i % 5], outcome=("complete", "incomplete", "upstream_error", "odd")[i % 4],
+            rag_source="langchain" if i % 3 else None, injected=i % 3 == 1,
+            recognition=("langchain", "no_context", "made_up_reason", None)[i % 4],
+            ragtap_field_problem=(None, "not_an_object", "made_up_problem")[i % 3],
+            stream=i % 2 == 0, first_token_at=100.0 + 0.01 * i if i % 4 else None,
+            upstream_sent_at=100.0, upstream_done_at=100.0 + upstream, finished_at=100.0 + upstream + added,
+            input_tokens=(120, 0, None)[i % 3], output_tokens=(40, None)[i % 2], supporting_tokens=(15, None, 0)[i % 3],
+            overhead=(None, Overhead("gpt-4o", 30, 15, 0.0001), Overhead("x", 30, 0, None), Overhead("y", 0, 0, None))[i % 4],
+            guard=GuardRecord("strip", ("stripped", "passed", "odd")[i % 3]) if i % 5 == 0 else None,
+        )
+        ex.started_at = 100.0 if i % 6 else None  # type: ignore[assignment]  # (a record without a start: no added time)
+        if ex.started_at is None:
+            ex.started_at, ex.finished_at = 100.0, None
+        out.append(ex)
+    return out
+
+
+def test_cached_children_and_direct_adders_export_what_the_public_api_does():
+    """The hooks keep each kind of exchange's label children and add to their values directly (no per-call
+    checks): the exposition must be the same, byte for byte but the `_created` timestamps, as with `labels().inc()`
+    and `.observe()`, for exchanges of every kind, durations on bucket bounds and past the last one included."""
+    fast, reference = PrometheusExporter(PrometheusSettings(max_models=3)), PrometheusExporter(PrometheusSettings(max_models=3))
+    for ex in _varied_exchanges():
+        fast.exchange_finished(ex)
+        _public_api_exchange_finished(reference, ex)
+    for i, route in enumerate(("/v1/embeddings", "/v1/models/x", "/v1/files?purpose=a", "/other")):
+        for status in (200, 404):
+            ex = ExchangeRecord(route=route, method="GET", request_model="emb" if i % 2 else None, status=status, input_tokens=i,
+                                upstream_sent_at=1.0, upstream_done_at=1.2 + i, finished_at=1.3 + i, started_at=0.9)
+            fast.passthrough_finished(ex)
+            reference._exchange_model(ex)  # (the same label admission as the hook's)
+            model = reference._exchange_model(ex)
+            reference.requests.labels(normalise_route(route), model, str(status)).inc()
+            reference.passthrough.labels(normalise_route(route)).inc()
+            reference.upstream_seconds.labels(normalise_route(route), model).observe(ex.upstream_seconds)
+            reference.added_seconds.labels(normalise_route(route), model).observe(ex.added_seconds)
+            if ex.input_tokens:
+                reference.tokens.labels(model, "input").inc(ex.input_tokens)
+
+    def exposition(p: PrometheusExporter) -> list[str]:
+        return [line for line in p.render()[0].decode().splitlines() if "_created" not in line]
+
+    assert exposition(fast) == exposition(reference)
+    assert value(fast, "ragtap_upstream_duration_seconds_bucket", le="+Inf") > value(fast, "ragtap_upstream_duration_seconds_bucket", le="300.0")
+
+
+def test_remembered_series_are_bounded(monkeypatch):
+    """Passthrough routes are the app's paths: the per-kind cache starts over past its bound, and counts stay right."""
+    from ragtap.exporters import prometheus as prom
+
+    monkeypatch.setattr(prom, "MAX_SERIES_KEYS", 8)
+    p = PrometheusExporter()
+    for i in range(50):
+        p.passthrough_finished(ExchangeRecord(route=f"/v1/files/{i}", method="GET", status=200))
+    assert len(p._series) <= 8
+    assert value(p, "ragtap_passthrough_requests_total", route="other") == 50

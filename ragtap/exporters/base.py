@@ -62,21 +62,36 @@ class Exporter:
 
 
 class ExporterSet(Exporter):
-    """Fans every hook out to several exporters; an exporter that raises is logged and skipped."""
+    """Fans every hook out to several exporters; an exporter that raises is logged and skipped.  A hook is called
+    only on the exporters whose class overrides it (the others' is the base class's no-op): most exporters
+    implement two or three of the hooks, and the proxy calls several per request."""
 
     def __init__(self, exporters: list[Exporter] | None = None) -> None:
-        self.exporters: list[Exporter] = list(exporters or [])
+        self._exporters: tuple[Exporter, ...] = tuple(exporters or [])
+        self._hooked: dict[str, tuple[Exporter, ...]] = {}
         self.errors = 0
 
+    @property
+    def exporters(self) -> tuple[Exporter, ...]:
+        return self._exporters
+
     def add(self, exporter: Exporter) -> None:
-        self.exporters.append(exporter)
+        self._exporters = (*self._exporters, exporter)
+        self._hooked.clear()
 
     @property  # type: ignore[override]
     def wants_messages(self) -> bool:
-        return any(exporter.wants_messages for exporter in self.exporters)
+        for exporter in self._exporters:
+            if exporter.wants_messages:
+                return True
+        return False
 
     def _each(self, hook: str, *args: Any) -> None:
-        for exporter in self.exporters:
+        exporters = self._hooked.get(hook)
+        if exporters is None:
+            base = getattr(Exporter, hook)
+            exporters = self._hooked[hook] = tuple(e for e in self._exporters if getattr(type(e), hook, None) is not base)
+        for exporter in exporters:
             try:
                 getattr(exporter, hook)(*args)
             except Exception:  # an exporter must never break a request

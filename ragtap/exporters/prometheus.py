@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import re
 import threading
+from bisect import bisect_left
 from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any
 
@@ -65,6 +66,8 @@ UNKNOWN = "unknown"
 OUTCOMES: tuple[str, ...] = ("complete", "incomplete", "upstream_error")
 VERDICTS: tuple[str, ...] = tuple(v.value for v in Verdict)
 MAX_REASONS = 16  # distinct values of a `reason` label before the rest become "other"
+MAX_REASON_TEXTS = 1024  # reason texts whose label is remembered
+MAX_SERIES_KEYS = 4096  # kinds of exchange whose label children are remembered (the cache starts over beyond)
 
 # Cosine similarity lies in [-1, 1]; real embeddings of related texts sit in [0, 1].  0.05 steps (the thesis
 # thresholds 0.70-0.85 fall on bucket bounds); anything below 0 lands in the le="0" bucket.
@@ -214,6 +217,9 @@ class PrometheusExporter(Exporter):
         self._reason = _BoundedLabel((), MAX_REASONS, reserved=(OTHER, UNKNOWN))
         self._error_sources: dict[str, Callable[[], float]] = {}
         self._children: dict[tuple[int, tuple[str, ...]], Any] = {}  # label children the hooks use (see _child)
+        self._adders: dict[tuple[int, tuple[str, ...]], Callable[[float], None]] = {}  # (see _inc, _observe)
+        self._series: dict[tuple[Any, ...], _ExchangeSeries] = {}  # per kind of exchange (see _exchange_series)
+        self._reason_labels: dict[str, str] = {}  # reason text -> its label (see _reason_label)
         r = self.registry
 
         # --- traffic -------------------------------------------------------------------------------------------
@@ -338,8 +344,13 @@ class PrometheusExporter(Exporter):
     def _reason_label(self, reason: str | None) -> str:
         if not reason:
             return UNKNOWN
-        cleaned = _REASON_RE.sub("_", str(reason).lower()).strip("_")[:40]
-        return self._reason(cleaned or UNKNOWN)
+        label = self._reason_labels.get(reason)  # a reason's label never changes once given (`_BoundedLabel`)
+        if label is None:
+            cleaned = _REASON_RE.sub("_", str(reason).lower()).strip("_")[:40]
+            label = self._reason(cleaned or UNKNOWN)
+            if len(self._reason_labels) < MAX_REASON_TEXTS:  # the texts are free (an unscored reason, a drop's)
+                self._reason_labels[reason] = label
+        return label
 
     def watch_errors(self, source: str, read: Callable[[], float]) -> None:
         """Expose a monotonically growing error count read at scrape time as `ragtap_exporter_errors_total{exporter}`.
@@ -384,93 +395,191 @@ class PrometheusExporter(Exporter):
         answered = exchange.status is not None and exchange.status < 400
         return self._model(exchange.request_model or exchange.response_model, admit=answered)
 
-    def exchange_finished(self, exchange: ExchangeRecord) -> None:
+    def _exchange_series(self, exchange: ExchangeRecord, model: str) -> _ExchangeSeries:
+        """The children an exchange of this kind (route, model label, status, recognition, outcome) increments,
+        looked up once per kind instead of once per exchange: the labels of most exchanges repeat."""
+        key = (exchange.route, model, exchange.status, bool(exchange.rag_source), exchange.injected, exchange.recognition,
+               exchange.ragtap_field_problem, exchange.outcome)
+        series = self._series.get(key)
+        if series is not None:
+            return series
         route = normalise_route(exchange.route)
-        model = self._exchange_model(exchange)
-        self._child(self.requests, route, model, _status_label(exchange.status)).inc()
-        kind = "rag" if exchange.rag_source else "not_rag"
-        self._child(self.chat_requests, kind, "true" if exchange.injected else "false").inc()
+        counts = [self._child(self.requests, route, model, _status_label(exchange.status)),
+                  self._child(self.chat_requests, "rag" if exchange.rag_source else "not_rag", "true" if exchange.injected else "false")]
         if exchange.recognition is not None:
-            self._child(self.recognition, exchange.recognition if exchange.recognition in REASONS else OTHER).inc()
+            counts.append(self._child(self.recognition, exchange.recognition if exchange.recognition in REASONS else OTHER))
         if exchange.ragtap_field_problem is not None:
             problem = exchange.ragtap_field_problem
-            self._child(self.malformed_ragtap_field, problem if problem in FIELD_PROBLEMS else OTHER).inc()
-        outcome = exchange.outcome if exchange.outcome in OUTCOMES else OTHER
-        self._child(self.exchanges, outcome, model).inc()
-        upstream = exchange.upstream_seconds
-        if upstream is not None:
-            self._child(self.upstream_seconds, route, model).observe(upstream)
-        added = exchange.added_seconds
-        if added is not None:
-            self._child(self.added_seconds, route, model).observe(added)
+            counts.append(self._child(self.malformed_ragtap_field, problem if problem in FIELD_PROBLEMS else OTHER))
+        counts.append(self._child(self.exchanges, exchange.outcome if exchange.outcome in OUTCOMES else OTHER, model))
+        return self._remember(key, _ExchangeSeries(tuple(_adder(child) for child in counts), route, model))
+
+    def _passthrough_series(self, exchange: ExchangeRecord, model: str) -> _ExchangeSeries:
+        key = (exchange.route, model, exchange.status)
+        series = self._series.get(key)
+        if series is not None:
+            return series
+        route = normalise_route(exchange.route)
+        counts = (self._child(self.requests, route, model, _status_label(exchange.status)), self._child(self.passthrough, route))
+        return self._remember(key, _ExchangeSeries(tuple(_adder(child) for child in counts), route, model))
+
+    def _remember(self, key: tuple[Any, ...], series: _ExchangeSeries) -> _ExchangeSeries:
+        if len(self._series) >= MAX_SERIES_KEYS:  # routes of passthrough requests are the app's paths: unbounded
+            self._series.clear()
+        self._series[key] = series
+        return series
+
+    def exchange_finished(self, exchange: ExchangeRecord) -> None:
+        model = self._exchange_model(exchange)
+        series = self._exchange_series(exchange, model)
+        for add in series.counts:
+            add(1)
+        self._observe_times(exchange, series)
         if exchange.stream and exchange.first_token_at is not None:
-            self._child(self.ttft_seconds, model).observe(max(0.0, exchange.first_token_at - exchange.started_at))
-        for kind_, value in (("input", exchange.input_tokens), ("output", exchange.output_tokens)):
-            if value:
-                self._child(self.tokens, model, kind_).inc(value)
+            self._observe(self.ttft_seconds, model)(max(0.0, exchange.first_token_at - exchange.started_at))
+        if exchange.input_tokens:
+            self._inc(self.tokens, model, "input")(exchange.input_tokens)
+        if exchange.output_tokens:
+            self._inc(self.tokens, model, "output")(exchange.output_tokens)
         if exchange.supporting_tokens:  # settled by the proxy before this hook runs
-            self._child(self.tokens, model, "supporting").inc(exchange.supporting_tokens)
+            self._inc(self.tokens, model, "supporting")(exchange.supporting_tokens)
         overhead = exchange.overhead  # settled by the proxy before this hook runs (ragtap.cost)
         if overhead is not None:
-            for kind_, value in (("input", overhead.input_tokens), ("output", overhead.output_tokens)):
-                if value:
-                    self._child(self.overhead_tokens, model, kind_).inc(value)
+            if overhead.input_tokens:
+                self._inc(self.overhead_tokens, model, "input")(overhead.input_tokens)
+            if overhead.output_tokens:
+                self._inc(self.overhead_tokens, model, "output")(overhead.output_tokens)
             if overhead.cost_usd:
-                self._child(self.overhead_cost, model).inc(overhead.cost_usd)
+                self._inc(self.overhead_cost, model)(overhead.cost_usd)
             elif overhead.cost_usd is None and (overhead.input_tokens or overhead.output_tokens):
-                self._child(self.overhead_unpriced, model).inc()
+                self._inc(self.overhead_unpriced, model)(1)
         guard = exchange.guard
         if guard is not None:
-            self._child(self.guard, guard.action if guard.action in GUARD_ACTIONS else OTHER,
-                        guard.outcome if guard.outcome in GUARD_OUTCOMES else OTHER).inc()
+            self._inc(self.guard, guard.action if guard.action in GUARD_ACTIONS else OTHER,
+                      guard.outcome if guard.outcome in GUARD_OUTCOMES else OTHER)(1)
 
     def passthrough_finished(self, exchange: ExchangeRecord) -> None:
-        route = normalise_route(exchange.route)
         model = self._exchange_model(exchange)
-        self._child(self.requests, route, model, _status_label(exchange.status)).inc()
-        self._child(self.passthrough, route).inc()
-        upstream = exchange.upstream_seconds
-        if upstream is not None:
-            self._child(self.upstream_seconds, route, model).observe(upstream)
-        added = exchange.added_seconds
-        if added is not None:
-            self._child(self.added_seconds, route, model).observe(added)
+        series = self._passthrough_series(exchange, model)
+        for add in series.counts:
+            add(1)
+        self._observe_times(exchange, series)
         if exchange.input_tokens:  # embeddings report prompt tokens
-            self._child(self.tokens, model, "input").inc(exchange.input_tokens)
+            self._inc(self.tokens, series.model, "input")(exchange.input_tokens)
+
+    def _observe_times(self, exchange: ExchangeRecord, series: _ExchangeSeries) -> None:
+        """The upstream's time and ragtap's own (`ExchangeRecord.upstream_seconds` / `added_seconds`, inlined)."""
+        finished, sent, done = exchange.finished_at, exchange.upstream_sent_at, exchange.upstream_done_at
+        upstream = done - sent if sent is not None and done is not None else None
+        if upstream is not None:
+            self._observe(self.upstream_seconds, series.route, series.model)(upstream)
+            if finished is not None:
+                self._observe(self.added_seconds, series.route, series.model)(max(0.0, finished - exchange.started_at - upstream))
+
+    def _inc(self, metric: Any, *labels: str) -> Callable[[float], None]:
+        """The `_adder` of `metric.labels(*labels)`, remembered (bounded as `_child`)."""
+        key = (id(metric), labels)
+        add = self._adders.get(key)
+        if add is None:
+            add = self._adders[key] = _adder(self._child(metric, *labels))
+        return add
+
+    def _observe(self, metric: Any, *labels: str) -> Callable[[float], None]:
+        """The `_observer` of `metric.labels(*labels)`, remembered (bounded as `_child`)."""
+        key = (id(metric), labels)
+        observe = self._adders.get(key)
+        if observe is None:
+            observe = self._adders[key] = _observer(self._child(metric, *labels))
+        return observe
 
     def interaction_scored(self, interaction: Interaction, assessment: Assessment, seconds: float) -> None:
         model = self._model(_interaction_model(interaction))
         if seconds is not None and seconds >= 0:
-            self._child(self.scoring_seconds, model).observe(seconds)
+            self._observe(self.scoring_seconds, model)(seconds)
         verdict = assessment.verdict.value if isinstance(assessment.verdict, Verdict) else str(assessment.verdict)
-        self._child(self.verdicts, verdict if verdict in VERDICTS else OTHER, model).inc()
+        self._inc(self.verdicts, verdict if verdict in VERDICTS else OTHER, model)(1)
         if verdict == Verdict.UNSCORED.value:
-            self._child(self.unscored, self._reason_label(interaction.unscored_reason), model).inc()
+            self._inc(self.unscored, self._reason_label(interaction.unscored_reason), model)(1)
+        scores = assessment.scores
         for metric in METRICS:
-            value = getattr(assessment.scores, metric, None)
+            value = getattr(scores, metric, None)
             if value is not None:
-                self._child(self.score, metric, model).observe(float(value))
+                self._observe(self.score, metric, model)(float(value))
         judged = sum(1 for c in assessment.claims if c.of == "answer" and c.supported is not None)
         if judged:
-            self._child(self.claims_judged, model).inc(judged)
-            self._child(self.unsupported_claims, model).inc(len(assessment.unsupported_claims))
-            self._child(self.contradicted_claims, model).inc(len(assessment.contradicted_claims))
+            self._inc(self.claims_judged, model)(judged)
+            self._inc(self.unsupported_claims, model)(len(assessment.unsupported_claims))
+            self._inc(self.contradicted_claims, model)(len(assessment.contradicted_claims))
         if assessment.poor_retrieval is not None:
-            self._child(self.retrieval_judged, model).inc()
+            self._inc(self.retrieval_judged, model)(1)
             if assessment.poor_retrieval:
-                self._child(self.poor_retrieval, model).inc()
+                self._inc(self.poor_retrieval, model)(1)
 
     def scoring_dropped(self, reason: str) -> None:
-        self._child(self.dropped_counter, self._reason_label(reason)).inc()
+        self._inc(self.dropped_counter, self._reason_label(reason))(1)
 
     def client_rejected(self, reason: str) -> None:
-        self._child(self.client_rejections, self._reason_label(reason)).inc()
+        self._inc(self.client_rejections, self._reason_label(reason))(1)
 
     def scoring_failed(self, interaction: Interaction, error: BaseException) -> None:
-        self._child(self.failed_counter, self._model(_interaction_model(interaction))).inc()
+        self._inc(self.failed_counter, self._model(_interaction_model(interaction)))(1)
 
     def queue_depth(self, depth: int) -> None:
         self.queue_depth_gauge.set(depth)
+
+
+def _adder(child: Any) -> Callable[[float], None]:
+    """`child.inc` without prometheus_client's per-call checks (observability, sign, exemplar): the add of its value
+    (a lock and a float, or the multiprocess file's slot).  Only for amounts >= 0 and no exemplar; a child without
+    the expected inner value keeps its public `inc`.  tests/test_prometheus_exporter.py checks both give the same
+    exposition."""
+    value = getattr(child, "_value", None)
+    add = getattr(value, "inc", None)
+    return add if callable(add) else child.inc
+
+
+class _BucketObserver:
+    """`Histogram.observe` without the per-call checks: the sum, then the first bucket whose bound holds the value
+    (found by bisection over the sorted bounds instead of a loop)."""
+
+    __slots__ = ("_add_sum", "_bounds", "_buckets")
+
+    def __init__(self, add_sum: Callable[[float], None], bounds: list[float], buckets: list[Callable[[float], None]]) -> None:
+        self._add_sum = add_sum
+        self._bounds = bounds
+        self._buckets = buckets
+
+    def __call__(self, amount: float) -> None:
+        self._add_sum(amount)
+        bounds = self._bounds
+        index = bisect_left(bounds, amount)
+        if index < len(bounds) and amount <= bounds[index]:  # (NaN is in no bucket, as with `observe`)
+            self._buckets[index](1)
+
+
+def _observer(child: Any) -> Callable[[float], None]:
+    """`child.observe`, made cheaper as `_adder` makes `inc` (a histogram child without the expected inner values
+    keeps its public `observe`)."""
+    try:
+        add_sum = child._sum.inc
+        bounds = list(child._upper_bounds)
+        buckets = [bucket.inc for bucket in child._buckets]
+    except AttributeError:
+        return child.observe
+    if len(bounds) != len(buckets) or bounds != sorted(bounds):
+        return child.observe
+    return _BucketObserver(add_sum, bounds, buckets)
+
+
+class _ExchangeSeries:
+    """What one kind of exchange increments by one (`counts`), and its labels for the rest."""
+
+    __slots__ = ("counts", "model", "route")
+
+    def __init__(self, counts: tuple[Callable[[float], None], ...], route: str, model: str) -> None:
+        self.counts = counts
+        self.route = route
+        self.model = model
 
 
 def _interaction_model(interaction: Interaction) -> str | None:

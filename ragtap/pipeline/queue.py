@@ -90,17 +90,24 @@ class ScoringQueue:
             return None
 
     def _put(self, interaction: Interaction, future: asyncio.Future[Assessment] | None) -> bool:
+        # Full (requests outrunning scoring: most of them then): dropped before any work is spent on it.
+        if self._queue.full():
+            self._drop_full()
+            return False
         interaction = bound(interaction, self.policy.limits)  # O(max_documents): a document bomb is cut here
         if interaction.enqueued_at is None:
             interaction.enqueued_at = time.perf_counter()
         try:
             self._queue.put_nowait((interaction, future))
         except asyncio.QueueFull:
-            self.dropped += 1
-            self.exporter.scoring_dropped("queue_full")
+            self._drop_full()
             return False
         self.exporter.queue_depth(self._queue.qsize())
         return True
+
+    def _drop_full(self) -> None:
+        self.dropped += 1
+        self.exporter.scoring_dropped("queue_full")
 
     async def _run(self) -> None:
         loop = asyncio.get_running_loop()

@@ -15,5 +15,6 @@ def load_prompt(name: str) -> dict[str, Any]:
     return tomllib.loads(text)
 
 
+@cache  # (read for every injected request: the text itself, not a copy per request)
 def prompt_text(name: str, field: str = "system") -> str:
     return str(load_prompt(name)[field]).strip()

@@ -12,7 +12,6 @@ Never logged: query strings (an Azure `api-key` may be one), headers, bodies.
 
 from __future__ import annotations
 
-import asyncio
 import logging
 from time import perf_counter
 
@@ -24,24 +23,24 @@ from ragtap.proxy.errors import RAGTAP_ERROR_CODE
 log = logging.getLogger("ragtap.requests")
 
 
-@web.middleware
-async def request_log(request: web.Request, handler):  # type: ignore[no-untyped-def]
-    started = perf_counter()
-    try:
-        response = await handler(request)
-    except web.HTTPException as error:  # aiohttp's own (a 405 on /healthz, ...)
-        log.info("request rejected: status=%d reason=http_%d method=%s path=%s", error.status, error.status, request.method, request.path)
-        raise
-    except asyncio.CancelledError:
-        log.debug("request cancelled (the client went away): method=%s path=%s", request.method, request.path)
-        raise
+def log_rejected(request: web.Request, error: web.HTTPException) -> None:
+    """aiohttp's own HTTP errors (a 405 on /healthz, ...)."""
+    log.info("request rejected: status=%d reason=http_%d method=%s path=%s", error.status, error.status, request.method, request.path)
+
+
+def log_cancelled(request: web.Request) -> None:
+    log.debug("request cancelled (the client went away): method=%s path=%s", request.method, request.path)
+
+
+def log_response(request: web.Request, response: web.StreamResponse, started: float) -> None:
+    """One INFO line for a request ragtap refused or failed itself (its error code), the DEBUG detail for every one;
+    `started`: `perf_counter()` when the request reached ragtap's middleware (`proxy/app.py`)."""
     code = response.get(RAGTAP_ERROR_CODE)
     if code is not None:
         verdict = "failed" if response.status >= 500 else "rejected"
         log.info("request %s: status=%d reason=%s method=%s path=%s", verdict, response.status, code, request.method, request.path)
     if log.isEnabledFor(logging.DEBUG):
         log.debug("request: method=%s path=%s status=%d ms=%.1f", request.method, request.path, response.status, (perf_counter() - started) * 1000)
-    return response
 
 
 def log_exchange(record: ExchangeRecord) -> None:

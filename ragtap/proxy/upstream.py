@@ -7,6 +7,7 @@ import re
 import socket
 from collections.abc import Mapping
 from dataclasses import dataclass
+from functools import lru_cache
 from urllib.parse import urlsplit
 
 import aiohttp
@@ -33,13 +34,33 @@ _REQUEST_ONLY = frozenset({"expect", "content-encoding"})
 def _connection_named(headers: Mapping[str, str]) -> frozenset[str]:
     """Header names listed in Connection / Proxy-Connection: hop-by-hop by declaration (RFC 9110 §7.6.1)."""
     named: set[str] = set()
+    multi = isinstance(headers, _MULTIDICTS)
     for key in ("Connection", "Proxy-Connection"):
-        values = headers.getall(key, []) if isinstance(headers, CIMultiDict | CIMultiDictProxy) else [headers.get(key) or ""]
+        if key not in headers:  # (most requests have one of the two at most)
+            continue
+        values = headers.getall(key, []) if multi else [headers.get(key) or ""]  # type: ignore[attr-defined]
         for value in values:
             named.update(token.strip().lower() for token in value.split(",") if token.strip())
     return frozenset(named)
+
+
+_MULTIDICTS = (CIMultiDict, CIMultiDictProxy)
 # Headers that are ragtap's own business and must not reach the upstream.
 _RAGTAP_REQUEST_HEADERS = frozenset({"x-ragtap-debug", "x-ragtap-guard"})
+# What is never forwarded upstream; and, when ragtap reads the reply, the app's Accept-Encoding too.
+_NOT_FORWARDED = _HOP_BY_HOP | _REQUEST_ONLY | _RAGTAP_REQUEST_HEADERS
+_NOT_FORWARDED_READ = _NOT_FORWARDED | {"accept-encoding"}
+# What is never returned to the app; and, when ragtap rewrote the body, what described the upstream's bytes.
+_NOT_RETURNED = _HOP_BY_HOP
+_NOT_RETURNED_REWRITTEN = _HOP_BY_HOP | {"content-encoding", "content-md5", "etag"}
+
+
+def _copy(headers: Mapping[str, str], dropped: frozenset[str]) -> CIMultiDict[str]:
+    """`headers` without the `dropped` names (lower case) and without those their Connection header names."""
+    named = _connection_named(headers)
+    if named:
+        dropped = dropped | named
+    return CIMultiDict([(name, value) for name, value in headers.items() if name.lower() not in dropped])
 
 
 def request_headers(incoming: Mapping[str, str], *, identity_encoding: bool) -> CIMultiDict[str]:
@@ -48,15 +69,7 @@ def request_headers(incoming: Mapping[str, str], *, identity_encoding: bool) -> 
     When ragtap must read the reply (`identity_encoding`), it asks for an uncompressed body so that it can
     parse and re-serialise it without a decompress/compress round trip.
     """
-    out: CIMultiDict[str] = CIMultiDict()
-    named = _connection_named(incoming)
-    for name, value in incoming.items():
-        lower = name.lower()
-        if lower in _HOP_BY_HOP or lower in _REQUEST_ONLY or lower in _RAGTAP_REQUEST_HEADERS or lower in named:
-            continue
-        if identity_encoding and lower == "accept-encoding":
-            continue
-        out.add(name, value)
+    out = _copy(incoming, _NOT_FORWARDED_READ if identity_encoding else _NOT_FORWARDED)
     if identity_encoding:
         # Say so explicitly: without the header aiohttp adds its default "gzip, deflate" and the upstream compresses.
         out["Accept-Encoding"] = "identity"
@@ -65,16 +78,7 @@ def request_headers(incoming: Mapping[str, str], *, identity_encoding: bool) -> 
 
 def response_headers(upstream: Mapping[str, str], *, body_rewritten: bool) -> CIMultiDict[str]:
     """Headers to return to the app: the upstream's (rate-limit and request-id headers included)."""
-    out: CIMultiDict[str] = CIMultiDict()
-    named = _connection_named(upstream)
-    for name, value in upstream.items():
-        lower = name.lower()
-        if lower in _HOP_BY_HOP or lower in named:
-            continue
-        if body_rewritten and lower in ("content-encoding", "content-md5", "etag"):
-            continue
-        out.add(name, value)
-    return out
+    return _copy(upstream, _NOT_RETURNED_REWRITTEN if body_rewritten else _NOT_RETURNED)
 
 
 @dataclass(frozen=True, slots=True)
@@ -96,10 +100,15 @@ class UpstreamTarget:
 
         `raw_path` is the request target as the app sent it, still percent-encoded, query included (see
         `forward_target`): it is passed on encoded, so "%3F" stays part of the path and never becomes a query."""
-        path, sep, query = raw_path.partition("?")
-        if path == "/v1" or path.startswith("/v1/"):
-            path = path[3:]
-        return yarl.URL(f"{self.base_url}{path}{sep}{query}", encoded=True)
+        return _upstream_url(self.base_url, raw_path)
+
+
+@lru_cache(maxsize=256)  # URLs are immutable; an app calls a handful of paths (queries make more: bounded)
+def _upstream_url(base_url: str, raw_path: str) -> yarl.URL:
+    path, sep, query = raw_path.partition("?")
+    if path == "/v1" or path.startswith("/v1/"):
+        path = path[3:]
+    return yarl.URL(f"{base_url}{path}{sep}{query}", encoded=True)
 
 
 class _BoundedResolver(aiohttp.abc.AbstractResolver):
@@ -183,6 +192,8 @@ def forward_target(request_path: str, raw_path: str) -> str:
     A reverse proxy must not let a client walk out of the prefix it proxies: "/v1/../admin" would reach the
     upstream's "/admin" once a URL library normalises it, and "..%2F" does the same on servers that decode
     before they route.  Such paths are refused rather than normalised: no OpenAI client sends them."""
+    if "." not in raw_path and "%" not in raw_path and "." not in request_path:
+        return raw_path  # no dot to make a dot segment, no escape to hide a separator (most requests)
     if any(segment in ("..", ".") for segment in request_path.split("/")):
         raise BadPath("dot segments")
     path = raw_path.partition("?")[0]
