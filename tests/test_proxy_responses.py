@@ -447,6 +447,25 @@ async def test_stored_injected_response_is_split_when_retrieved(start_proxy) -> 
         raise AssertionError("the 404 did not reach the app")
 
 
+async def test_a_response_created_through_another_worker_is_split_when_retrieved(start_proxy) -> None:
+    """`ragtap serve --workers N`: the GET may land on a worker (or an instance, or a restarted ragtap) that did not
+    create the response and so does not remember it; what the upstream stored says it was ragtap's."""
+    creating = await start_proxy(answering())
+    other = await start_proxy(answering(), upstream_url=creating.upstream.base_url)  # the same upstream, a fresh memory
+    created = await creating.client.responses.create(model=MODEL, input=RAG_INPUT, instructions="Be brief.", extra_body=explicit())
+    bare = await creating.client.responses.create(model=MODEL, input=RAG_INPUT, extra_body=explicit())
+    alone = await direct(creating).responses.create(model=MODEL, input=RAG_INPUT, instructions="Be brief.")
+    for made, instructions in ((created, "Be brief."), (bare, None)):
+        fetched = await other.client.responses.retrieve(made.id)
+        assert fetched.id == made.id and fetched.output_text == ANSWER and fetched.text.format.type == "text"
+        assert fetched.instructions == instructions
+    fetched = await other.client.responses.retrieve(created.id)
+    assert normalised(fetched.model_dump()) == normalised((await direct(creating).responses.retrieve(alone.id)).model_dump())
+    # A response ragtap did not inject: the upstream's bytes, unchanged.
+    async with other.client.responses.with_streaming_response.retrieve(alone.id) as raw:
+        assert await raw.read() == json.dumps(creating.upstream.stored[alone.id]).encode()
+
+
 async def test_unstored_response_is_not_remembered(start_proxy) -> None:
     from ragtap.proxy.responses_store import INJECTED_RESPONSES
 

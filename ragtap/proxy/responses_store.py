@@ -5,9 +5,12 @@ the supporting content, and ragtap's instruction in the echoed `instructions`.  
 (`client.responses.retrieve(id)`) must see what it would have seen without ragtap, so ragtap remembers the ids of
 the responses it injected (with what the app sent for the echoed settings) and splits those when they are
 fetched -- with the reading its create used: an injected reply as such, a follow-up turn (not injected, split only
-when the model wrote ragtap's own object) as such, so the GET and the create agree.  The memory is bounded (the most recent `MAX_REMEMBERED` ids) and per process: a response created
-through another ragtap instance, or before a restart, is returned as stored.  Every other id, a streamed
-retrieve (`?stream=true`) and every other method go through the passthrough unchanged.
+when the model wrote ragtap's own object) as such, so the GET and the create agree.  The memory is bounded (the
+most recent `MAX_REMEMBERED` ids) and per process, so a response created through another worker of
+`ragtap serve --workers N`, another instance or before a restart is recognised by what the upstream stored instead:
+its echoed `instructions` end with ragtap's instruction (`echo_from_stored`).  Such a GET is read whole (up to
+`[replies] max_body_bytes`); any other reply is relayed as its bytes came.  A streamed retrieve (`?stream=true`) and
+every other method go through the passthrough unchanged.
 """
 
 from __future__ import annotations
@@ -16,10 +19,12 @@ import asyncio
 from collections import OrderedDict
 from dataclasses import dataclass
 from time import perf_counter as now
+from typing import Any
 
 from aiohttp import web
 
 from ragtap.exchange import ExchangeRecord
+from ragtap.prompts import prompt_text
 from ragtap.proxy.errors import BadPath, UpstreamUnavailable, failure_response
 from ragtap.proxy.exchange_path.read import dumps, parse_object
 from ragtap.proxy.exchange_path.respond import TooLarge, read_bounded
@@ -67,12 +72,29 @@ class InjectedResponses:
 INJECTED_RESPONSES: web.AppKey[InjectedResponses] = web.AppKey("ragtap_injected_responses", InjectedResponses)
 
 
+def echo_from_stored(reply: dict[str, Any], instruction: str, *, json_format_injected: bool) -> ClientEcho | None:
+    """The app's own echoed settings of a stored response ragtap injected but does not remember, read back from the
+    response itself (`inject_responses` appended `instruction` to the app's `instructions` after a blank line, and
+    asked for `json_object` when `json_format_injected`); None when its `instructions` do not end with ragtap's
+    instruction.  (An app's empty `instructions` reads back as none: the upstream echoes the same.)"""
+    stored = reply.get("instructions")
+    if not isinstance(stored, str) or not stored.endswith(instruction):
+        return None
+    own = stored[: len(stored) - len(instruction)]
+    own = own.removesuffix("\n\n")
+    text = reply.get("text")
+    text_format = text.get("format") if isinstance(text, dict) else None
+    if json_format_injected:
+        text_format = None  # ragtap's json_object; an app that asks for a format of its own is not injected
+    return ClientEcho(own or None, text_format)
+
+
 async def handle_retrieve(request: web.Request) -> web.StreamResponse:
     remembered = request.app[INJECTED_RESPONSES]
     response_id = request.match_info["response_id"]
-    echo = remembered.get(response_id)
-    if echo is None or request.query.get("stream", "").lower() == "true":
+    if request.query.get("stream", "").lower() == "true":
         return await handle_passthrough(request)
+    echo = remembered.get(response_id)
     state = request.app[STATE]
     record = ExchangeRecord(route=request.path, method=request.method)
     try:
@@ -90,9 +112,15 @@ async def handle_retrieve(request: web.Request) -> web.StreamResponse:
                 response = await relay_response(request, upstream, record, decompressed=True, prefix=data.prefix)
             else:
                 reply = parse_object(data, lenient=True)
-                if reply is not None:
-                    split_response(reply, echo, embedded=remembered.injected(response_id))
-                body = (dumps(reply) if reply is not None else None) or data
+                embedded = remembered.injected(response_id)
+                if echo is None and reply is not None:  # created through another worker or instance, or before a restart
+                    inject = state.config.inject
+                    echo = echo_from_stored(reply, prompt_text(inject.prompt), json_format_injected=inject.json_response_format)
+                    embedded = True
+                body = data  # not ragtap's: the upstream's bytes as they came (as `relay_response` returns a whole body)
+                if echo is not None and reply is not None:
+                    split_response(reply, echo, embedded=embedded)
+                    body = dumps(reply) or data
                 response = web.Response(status=200, body=body, headers=response_headers(upstream.headers, body_rewritten=True))
     except (UpstreamUnavailable, BadPath) as failure:
         response = failure_response(record, failure)
