@@ -28,7 +28,7 @@ from collections.abc import Sequence
 from ragtap.scoring.alignment import Window
 from ragtap.scoring.lexical import STOPWORDS, DocumentVocabulary, content_words, name_in, name_or_short_form_in, names, tokens
 from ragtap.scoring.polarity import polarity_conflicts
-from ragtap.scoring.quantities import contradicting, converted_within, quantities, stated_in
+from ragtap.scoring.quantities import Quantity, contradicting, converted_within, quantities, stated_in
 from ragtap.scoring.words import stem
 
 MIN_COVERAGE = 0.5  # share of the claim's weighted content words the window must hold for any comparison
@@ -56,6 +56,12 @@ def find_conflicts(claim: str, windows: Sequence[Window], vocabulary: DocumentVo
 
 _SEGMENT = re.compile(r"[;,:]\s+|(?<=[.!?])\s+|\s+(?:and|or|but|while|whereas|whichever)\s+", re.IGNORECASE)
 _LOCAL = 40  # characters each side of a number that say what it is about ("the pension plan after [12 months]")
+
+
+def _context_of(claim: str, q: Quantity) -> set[str]:
+    """The words around the claim's quantity that say what it counts, never the quantity's own words: "two" must
+    not tie the claim's "two bags" (about economy class) to another sentence's "two bags" (about business class)."""
+    return set(content_words(_around(claim, q.start, q.end))) - set(content_words(q.text))
 
 
 def _around(text: str, start: int, end: int) -> str:
@@ -99,7 +105,7 @@ def _number_conflicts(claim: str, window: Window) -> list[str]:
     for q in own:
         if converted_within(q, own):
             continue
-        local = set(content_words(_around(claim, q.start, q.end)))
+        local = _context_of(claim, q)
         overlap = [len(local & words) for words, _ in segments]
         best = max(overlap, default=0)
         about = [found for (_, found), n in zip(segments, overlap) if n == best and n > 0]

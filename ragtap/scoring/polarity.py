@@ -35,6 +35,14 @@ _NOT_A_NEGATION = re.compile(
     r"|\bnothing\s+but\b|\bno-|\bnot\s+just\b|\bno\s+doubt\b|\bno\b[^.;]{0,40}\b(?:more|better|greater|bigger|larger)\b[^.;]{0,30}\bthan\b",
     re.IGNORECASE,
 )
+# Verbs that say something stopped or is absent: the side that has one (and not the other side) says with it what a
+# negation says ("Version 4.2 removed support for Python 3.7" / "Python 3.7 is no longer supported").  Not negation
+# words themselves: "Do not remove the cover" against "Remove the cover" must still disagree.
+_CESSATION = frozenset(
+    stem(w) for w in "remove removed removes drop dropped drops discontinue discontinued discontinues deprecate deprecated "
+    "cease ceased ceases withdraw withdrew withdrawn abolish abolished eliminate eliminated retire retired lack lacks lacked "
+    "exclude excluded excludes".split()
+)
 _SCOPE = 5  # a negation governs the words up to this many tokens after it ("does not [cover water damage]")
 _CLAUSE = re.compile(r"[;:]\s+|(?<=[.!?])\s+|\s+(?:but|while|whereas|although|though|however|except|unless)\s+|\s+-{1,2}\s+", re.IGNORECASE)
 
@@ -178,7 +186,9 @@ def _flips(claim: str, evidence: str, claim_terms: list[str], evidence_terms: li
         if not ((term in claim_turned) ^ (opposite in evidence_turned)):
             reasons.append(f"opposite: {term.replace('_', ' ')} vs {opposite.replace('_', ' ')}")
     claim_negates, evidence_negates = _governs(claim_heads, shared), _governs(evidence_heads, shared)
-    if claim_negates != evidence_negates and not (claim_heads and evidence_heads):
+    plain_side, negating_side = (evidence_set, claim_set) if claim_negates else (claim_set, evidence_set)
+    ceased = bool((plain_side & _CESSATION) - negating_side)  # "removed support for X" = "X is no longer supported"
+    if claim_negates != evidence_negates and not (claim_heads and evidence_heads) and not ceased:
         own = {scope[0] for scope in claim_heads} if claim_negates else set()
         if not own & {scope[0] for scope in _negated(list(window_terms), turned)[0]}:
             reasons.append("negation")
