@@ -20,6 +20,8 @@ import openai
 import pytest
 from aiohttp import web
 
+from ragtap.cost import instruction_tokens
+from ragtap.prompts import prompt_text
 from ragtap.testing.responses_wire import ResponsesWire
 from ragtap.testing.upstream import ScriptedReply, json_reply, was_injected
 from ragtap.types import Verdict
@@ -128,6 +130,10 @@ async def test_injected_reply_is_what_the_app_sees_directly(start_proxy) -> None
     assert assessment.verdict == Verdict.GROUNDED
     exchange = await proxy.collector.exchange()
     assert exchange.injected and exchange.recognition == "explicit" and exchange.input_tokens == 100
+    # ragtap's own tokens: the instruction it appended (billed with the prompt) and the supporting content
+    instruction = instruction_tokens(prompt_text(proxy.config.inject.prompt), MODEL)
+    assert exchange.overhead is not None and exchange.overhead.input_tokens == instruction > 50
+    assert exchange.overhead.output_tokens == exchange.supporting_tokens > 0
 
 
 async def test_injected_stream_is_what_the_app_sees_directly(start_proxy) -> None:
