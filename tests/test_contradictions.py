@@ -301,13 +301,15 @@ def test_second_set(embedder, document: str, answer: str, faithful: bool) -> Non
 
 # --------------------------------------------------------------------------------------------------------------
 # a third set, written at the end of the wave in six more domains before running it (34 cases, 26 right at first).
-# Two of the misses led to rule changes: "two bags" tied to another sentence's "two bags" by the number's own word
-# (conflicts.py `_context_of`), and "no longer supported" against "removed support for" taken for a negation on one
-# side only (polarity.py `_CESSATION`).  The six still missed are not here: an opposite whose own word also stands
-# elsewhere in the sentence ("enabled by default" / "disabled by default and can be enabled"), swapped colours,
-# "covers flood damage" where flood damage is the negated half of the sentence, a dropped qualifier ("on the day
-# the contract is signed" / "the first day of the month after"), two numbers of one sentence swapped, and a
-# command's action swapped with another command's ("`pull` uploads").
+# Five of the misses were classes, not cases, and the rules were widened: a number's own word tied "two bags" to
+# another sentence's "two bags" (conflicts.py `_context_of`); "no longer supported" against "removed support for" was
+# taken for a negation on one side only (polarity.py `_CESSATION`); an opposite whose own word also stands elsewhere
+# in the sentence ("enabled by default" / "disabled by default and can be enabled"); a claim asserting the negated
+# half of a sentence ("covers flood damage" / "covers theft and fire damage but does not cover flood damage",
+# polarity.py `_asserts_the_denied_part`); two numbers of one sentence swapped (conflicts.py `_swapped`).  Three
+# misses remain and are not here: swapped colours, a dropped qualifier ("on the day the contract is signed" / "the
+# first day of the month after"), a command's action swapped with another command's ("`pull` uploads").
+# THIRD_SET_MORE: faithful and false neighbours of the widened rules, written after them.
 # --------------------------------------------------------------------------------------------------------------
 
 ROUTER = ("To reset the router, hold the reset button for 10 seconds while the device is powered on. The status light "
@@ -337,8 +339,10 @@ THIRD_SET = [
     (ROUTER, "Hold the reset button for 32 seconds while the router is on.", False),
     (ROUTER, "You can unplug the router while the firmware is updating.", False),
     (ROUTER, "The router supports at least 32 connected devices.", False),
+    (ROUTER, "The guest network is enabled by default.", False),
     (ROUTER, "The guest network is off by default; you can turn it on in the admin panel.", True),
     (INSURANCE, "The policy covers theft and fire damage. Flood damage is not covered.", True),
+    (INSURANCE, "The policy covers flood damage as well as theft and fire.", False),
     (INSURANCE, "Claims must be reported within 48 days of the incident.", False),
     (INSURANCE, "The deductible is 2,000 euros per claim.", False),
     (INSURANCE, "Jewellery is covered up to 2,000 euros, and the deductible is 250 euros.", True),
@@ -351,6 +355,7 @@ THIRD_SET = [
     (RECIPE, "Preheat the oven to 180 degrees Fahrenheit.", False),
     (RECIPE, "Bake for 35 minutes and let the cake cool for 10 minutes before taking it out of the tin.", True),
     (RECIPE, "The cake cannot be frozen.", False),
+    (RECIPE, "Bake the cake for 10 minutes, then let it cool for 35 minutes.", False),
     (WESTPHALIA, "The Treaty of Westphalia was signed in 1648, ending the Thirty Years' War.", True),
     (WESTPHALIA, "Cardinal Richelieu represented France during the talks.", False),
     (WESTPHALIA, "The negotiations took place in Vienna and Münster.", False),
@@ -364,7 +369,31 @@ THIRD_SET = [
 ]
 
 
-@pytest.mark.parametrize("document,answer,faithful", THIRD_SET)
+PENSION = ("New hires are eligible for the pension plan after 3 months of service, and for the bonus scheme after 12 months. "
+           "Expense claims must be submitted within 30 days of purchase.")
+QUESTIONS[PENSION] = "When are new hires eligible?"
+
+THIRD_SET_MORE = [
+    (ROUTER, "The guest network can be enabled in the admin panel.", True),
+    (ROUTER, "The guest network is disabled by default.", True),
+    (INSURANCE, "The policy covers theft and fire damage.", True),
+    (INSURANCE, "Flood damage is excluded from the policy.", True),
+    (INSURANCE, "The policy does not cover flood damage.", True),
+    (INSURANCE, "Flood damage is covered by the policy.", False),
+    (BAGGAGE, "Lithium batteries go in cabin baggage.", True),
+    (RELEASE, "The cache is on by default and keeps entries for 15 minutes.", True),
+    (RELEASE, "`pull` downloads remote changes and never uploads anything.", True),
+    (RECIPE, "Bake the cake for 35 minutes, then let it cool for 10 minutes.", True),
+    (RECIPE, "Let the cake cool for 10 minutes after baking it for 35 minutes.", True),
+    (PENSION, "New hires join the pension plan after 3 months and the bonus scheme after 12 months.", True),
+    (PENSION, "New hires join the pension plan after 12 months and the bonus scheme after 3 months.", False),
+    (PENSION, "The bonus scheme starts after 12 months, the pension plan after 3.", True),
+    (BAGGAGE, "Economy passengers may check one bag of up to 23 kg, business class passengers two bags of up to 32 kg.", True),
+    (BAGGAGE, "Economy passengers may check one bag of up to 32 kg, business class passengers two bags of up to 23 kg.", False),
+]
+
+
+@pytest.mark.parametrize("document,answer,faithful", THIRD_SET + THIRD_SET_MORE)
 def test_third_set(embedder, document: str, answer: str, faithful: bool) -> None:
     result = score(embedder, document, answer, question=QUESTIONS[document])
     if faithful:

@@ -28,7 +28,7 @@ from collections.abc import Sequence
 from ragtap.scoring.alignment import Window
 from ragtap.scoring.lexical import STOPWORDS, DocumentVocabulary, content_words, name_in, name_or_short_form_in, names, tokens
 from ragtap.scoring.polarity import polarity_conflicts
-from ragtap.scoring.quantities import Quantity, contradicting, converted_within, quantities, stated_in
+from ragtap.scoring.quantities import Quantity, agree, contradicting, converted_within, quantities, stated_in
 from ragtap.scoring.words import stem
 
 MIN_COVERAGE = 0.5  # share of the claim's weighted content words the window must hold for any comparison
@@ -59,9 +59,15 @@ _LOCAL = 40  # characters each side of a number that say what it is about ("the 
 
 
 def _context_of(claim: str, q: Quantity) -> set[str]:
-    """The words around the claim's quantity that say what it counts, never the quantity's own words: "two" must
-    not tie the claim's "two bags" (about economy class) to another sentence's "two bags" (about business class)."""
-    return set(content_words(_around(claim, q.start, q.end))) - set(content_words(q.text))
+    """The words that say what the claim's quantity counts: those of its own part of the claim (a clause, an item)
+    within `_LOCAL` characters of it, or of the whole stretch around it when its part has no other word.  Never the
+    quantity's own words: "two" must not tie the claim's "two bags" (about economy class) to another sentence's "two
+    bags" (about business class)."""
+    own = set(content_words(q.text))
+    start = max((m.end() for m in _SEGMENT.finditer(claim, 0, q.start)), default=0)
+    end = next((m.start() for m in _SEGMENT.finditer(claim, q.end)), len(claim))
+    words = set(content_words(_around(claim[start:end], q.start - start, q.end - start))) - own
+    return words or set(content_words(_around(claim, q.start, q.end))) - own
 
 
 def _around(text: str, start: int, end: int) -> str:
@@ -105,18 +111,39 @@ def _number_conflicts(claim: str, window: Window) -> list[str]:
     for q in own:
         if converted_within(q, own):
             continue
-        local = _context_of(claim, q)
-        overlap = [len(local & words) for words, _ in segments]
-        best = max(overlap, default=0)
-        about = [found for (_, found), n in zip(segments, overlap) if n == best and n > 0]
+        about = _parts_about(claim, q, segments)
         if any(stated_in(q, found) for found in about):
             continue
         other = next((o for found in about if (o := contradicting(q, found)) is not None), None)
         if other is None and not stated_in(q, evidence):
             other = contradicting(q, evidence)  # "60,000 miles" where the sentence says "60,000 km", in another part
-        if other is not None and not stated_in(other, own):
+        if other is not None and (not stated_in(other, own) or _swapped(claim, q, other, own, segments)):
             out.append(f"number: {q.describe()} vs {other.describe()}")
     return out
+
+
+def _parts_about(claim: str, q: Quantity, segments: list[tuple[set[str], tuple[Quantity, ...]]]) -> list[tuple[Quantity, ...]]:
+    """The quantities of the evidence's parts that say most of what the claim says around `q` (ties kept)."""
+    local = _context_of(claim, q)
+    overlap = [len(local & words) for words, _ in segments]
+    best = max(overlap, default=0)
+    return [found for (_, found), n in zip(segments, overlap) if n == best and n > 0]
+
+
+def _swapped(claim: str, q: Quantity, other: Quantity, own: tuple[Quantity, ...], segments: list[tuple[set[str], tuple[Quantity, ...]]]) -> bool:
+    """The claim states `other` too, but the two quantities trade places: each stands where the evidence has the
+    other ("bake for 10 minutes, then cool for 35" / "bake for 35 minutes, then cool for 10").  A claim that merely
+    states both (in any order, or as its own conversion) is not a swap: each part must be about one thing only."""
+    about_q = _parts_about(claim, q, segments)
+    if len(about_q) != 1 or not stated_in(other, about_q[0]):
+        return False
+    for q2 in own:
+        if q2 is q or agree(q2, other) is not True:
+            continue
+        about_q2 = _parts_about(claim, q2, segments)
+        if len(about_q2) == 1 and about_q2[0] is not about_q[0] and stated_in(q, about_q2[0]) and not stated_in(q2, about_q2[0]):
+            return True
+    return False
 
 
 def _name_conflicts(claim: str, best: Window, vocabulary: DocumentVocabulary) -> list[str]:

@@ -156,6 +156,51 @@ def polarity_conflicts(claim: str, best: Window) -> list[str]:
             reasons.append(why)
         else:
             out.append(reasons[0])
+            continue
+        denied = _asserts_the_denied_part(_terms(clause), [terms for _, _, terms in evidence_clauses])
+        if denied:
+            out.append(f"negation: {denied}")
+    return out
+
+
+def _asserts_the_denied_part(claim_terms: list[str], evidence_clauses: list[list[str]]) -> str | None:
+    """A claim that joins what a sentence affirms with what it denies: "The policy covers flood damage as well as
+    theft and fire" against "The policy covers theft and fire damage but does not cover flood damage".  The clause
+    comparison above sees the affirmed clause (it shares the most words) and agrees; here, a word of the claim that
+    the window says only under a negation whose verb the claim affirms ("not [cover] flood") is what the claim
+    asserts and the evidence denies -- provided the window also affirms that verb (the claim took the affirmed
+    clause for the whole sentence) and the claim itself negates nothing.  The word named is the denied one."""
+    claim_content = {t for t in claim_terms if t not in STOPWORDS and len(t) > 1}
+    if _negated(claim_terms, set())[0] or claim_content & (_NEGATION_WORDS | _CESSATION):
+        return None
+    scopes = [(scope, terms) for terms in evidence_clauses for scope in _negated(terms, set())[0]]
+    if not scopes:
+        return None
+    scoped = {t for scope, _ in scopes for t in scope}
+    affirmed = {t for terms in evidence_clauses for t in _affirmed(terms)}
+    for scope, terms in scopes:
+        verb = scope[0]
+        if verb not in claim_content or verb not in affirmed:
+            continue
+        denied = [t for t in scope[1:] if t in claim_content and t not in affirmed and t in scoped]
+        if denied:
+            return denied[0]
+    return None
+
+
+def _affirmed(terms: list[str]) -> set[str]:
+    """The content words of a clause outside the scopes of its negations (and not the negations themselves)."""
+    out: set[str] = set()
+    skip = 0
+    for term in terms:
+        if term in _NEGATION_WORDS:
+            skip = _SCOPE
+            continue
+        if skip:
+            skip -= 1
+            continue
+        if term not in STOPWORDS and len(term) > 1:
+            out.add(term)
     return out
 
 
@@ -172,7 +217,10 @@ def _flips(claim: str, evidence: str, claim_terms: list[str], evidence_terms: li
     claim_set, evidence_set = set(claim_terms), set(evidence_terms)
     pairs: list[tuple[str, str]] = []
     for term in claim_terms:
-        if term in evidence_set or any(term in p for p in pairs) or not _near_shared(claim_terms, term, shared):
+        # A claim word the evidence also has is no opposite of it -- unless it stands there away from what both say,
+        # with its opposite where the claim has it: "disabled by default and can be enabled in the admin panel".
+        if (term in evidence_set and _near_shared(evidence_terms, term, shared - {term})) or any(term in p for p in pairs) \
+                or not _near_shared(claim_terms, term, shared):
             continue
         for opposite in (*_OPPOSITES.get(term, ()), _prefixed_opposite(term, evidence_set)):
             if opposite and opposite in evidence_set and opposite not in claim_set and not any(opposite in p for p in pairs) \
