@@ -173,16 +173,15 @@ def _asserts_the_denied_part(claim_terms: list[str], evidence_clauses: list[list
     claim_content = {t for t in claim_terms if t not in STOPWORDS and len(t) > 1}
     if _negated(claim_terms, set())[0] or claim_content & (_NEGATION_WORDS | _CESSATION):
         return None
-    scopes = [(scope, terms) for terms in evidence_clauses for scope in _negated(terms, set())[0]]
+    scopes = [scope for terms in evidence_clauses for scope in _negated(terms, set())[0]]
     if not scopes:
         return None
-    scoped = {t for scope, _ in scopes for t in scope}
     affirmed = {t for terms in evidence_clauses for t in _affirmed(terms)}
-    for scope, terms in scopes:
+    for scope in scopes:
         verb = scope[0]
         if verb not in claim_content or verb not in affirmed:
             continue
-        denied = [t for t in scope[1:] if t in claim_content and t not in affirmed and t in scoped]
+        denied = [t for t in scope[1:] if t in claim_content and t not in affirmed]
         if denied:
             return denied[0]
     return None
