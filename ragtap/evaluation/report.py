@@ -16,7 +16,7 @@ import json
 import math
 import sys
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -350,6 +350,11 @@ def _json_default(value: Any) -> Any:
     if isinstance(value, np.ndarray):
         return value.tolist()
     raise TypeError(f"not JSON serialisable: {type(value).__name__}")
+
+
+def jsonl(rows: Iterable[dict[str, Any]]) -> str:
+    """One JSON object per line (UTF-8 as written), for the error-analysis dumps beside a report."""
+    return "".join(json.dumps(row, ensure_ascii=False) + "\n" for row in rows)
 
 
 def save_report(out: Path, markdown: str, report: dict[str, Any], extra: dict[str, str] | None = None) -> None:

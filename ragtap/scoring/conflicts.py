@@ -117,7 +117,7 @@ def _number_conflicts(claim: str, window: Window) -> list[str]:
         other = next((o for found in about if (o := contradicting(q, found)) is not None), None)
         if other is None and not stated_in(q, evidence):
             other = contradicting(q, evidence)  # "60,000 miles" where the sentence says "60,000 km", in another part
-        if other is not None and (not stated_in(other, own) or _swapped(claim, q, other, own, segments)):
+        if other is not None and (not stated_in(other, own) or _swapped(claim, q, about, other, own, segments)):
             out.append(f"number: {q.describe()} vs {other.describe()}")
     return out
 
@@ -130,11 +130,12 @@ def _parts_about(claim: str, q: Quantity, segments: list[tuple[set[str], tuple[Q
     return [found for (_, found), n in zip(segments, overlap) if n == best and n > 0]
 
 
-def _swapped(claim: str, q: Quantity, other: Quantity, own: tuple[Quantity, ...], segments: list[tuple[set[str], tuple[Quantity, ...]]]) -> bool:
+def _swapped(claim: str, q: Quantity, about_q: list[tuple[Quantity, ...]], other: Quantity, own: tuple[Quantity, ...],
+             segments: list[tuple[set[str], tuple[Quantity, ...]]]) -> bool:
     """The claim states `other` too, but the two quantities trade places: each stands where the evidence has the
     other ("bake for 10 minutes, then cool for 35" / "bake for 35 minutes, then cool for 10").  A claim that merely
-    states both (in any order, or as its own conversion) is not a swap: each part must be about one thing only."""
-    about_q = _parts_about(claim, q, segments)
+    states both (in any order, or as its own conversion) is not a swap: each part must be about one thing only.
+    `about_q`: `_parts_about(claim, q, segments)`, as the caller found it."""
     if len(about_q) != 1 or not stated_in(other, about_q[0]):
         return False
     for q2 in own:

@@ -138,6 +138,7 @@ def polarity_conflicts(claim: str, best: Window) -> list[str]:
     window_terms = [t for _, _, terms in evidence_clauses for t in terms]
     evidence_clauses = [e for e in evidence_clauses if e[1]]
     out: list[str] = []
+    denials: tuple[list[list[str]], set[str]] | None = None  # the window's negation scopes and what it affirms (once)
     for clause in _clauses(claim):
         words = set(content_words(clause))
         if len(words) < MIN_CLAUSE_OVERLAP:
@@ -146,37 +147,44 @@ def polarity_conflicts(claim: str, best: Window) -> list[str]:
         best = max(overlap.values(), default=0)
         if best < MIN_CLAUSE_OVERLAP or best < 0.5 * len(words):
             continue
+        clause_terms = _terms(clause)
         # Every evidence clause that holds the claim clause as well as the best one must turn it around.
         reasons = []
         for i in (i for i, n in overlap.items() if n == best):
             text, held, terms = evidence_clauses[i]
-            flips, why = _flips(clause, text, _terms(clause), terms, words & held, window_terms)
+            flips, why = _flips(clause, text, clause_terms, terms, words & held, window_terms)
             if not flips:
                 break
             reasons.append(why)
         else:
             out.append(reasons[0])
             continue
-        denied = _asserts_the_denied_part(_terms(clause), [terms for _, _, terms in evidence_clauses])
+        if denials is None:
+            denials = _denials([terms for _, _, terms in evidence_clauses])
+        denied = _asserts_the_denied_part(clause_terms, *denials)
         if denied:
             out.append(f"negation: {denied}")
     return out
 
 
-def _asserts_the_denied_part(claim_terms: list[str], evidence_clauses: list[list[str]]) -> str | None:
+def _denials(evidence_clauses: list[list[str]]) -> tuple[list[list[str]], set[str]]:
+    """The scopes of the window's negations, and the content words it says outside every one of them."""
+    scopes = [scope for terms in evidence_clauses for scope in _negated(terms, set())[0]]
+    return scopes, {t for terms in evidence_clauses for t in _affirmed(terms)}
+
+
+def _asserts_the_denied_part(claim_terms: list[str], scopes: list[list[str]], affirmed: set[str]) -> str | None:
     """A claim that joins what a sentence affirms with what it denies: "The policy covers flood damage as well as
     theft and fire" against "The policy covers theft and fire damage but does not cover flood damage".  The clause
     comparison above sees the affirmed clause (it shares the most words) and agrees; here, a word of the claim that
     the window says only under a negation whose verb the claim affirms ("not [cover] flood") is what the claim
     asserts and the evidence denies -- provided the window also affirms that verb (the claim took the affirmed
     clause for the whole sentence) and the claim itself negates nothing.  The word named is the denied one."""
+    if not scopes:
+        return None
     claim_content = {t for t in claim_terms if t not in STOPWORDS and len(t) > 1}
     if _negated(claim_terms, set())[0] or claim_content & (_NEGATION_WORDS | _CESSATION):
         return None
-    scopes = [scope for terms in evidence_clauses for scope in _negated(terms, set())[0]]
-    if not scopes:
-        return None
-    affirmed = {t for terms in evidence_clauses for t in _affirmed(terms)}
     for scope in scopes:
         verb = scope[0]
         if verb not in claim_content or verb not in affirmed:

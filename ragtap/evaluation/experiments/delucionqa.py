@@ -21,7 +21,6 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import itertools
-import json
 import sys
 import time
 from collections import Counter
@@ -33,7 +32,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from ragtap.evaluation.datasets import DatasetError, read_jsonl
-from ragtap.evaluation.report import save_report
+from ragtap.evaluation.report import jsonl, save_report
 from ragtap.evaluation.stats import auc, confusion
 from ragtap.scoring.claims import ClaimThresholds, rejudge
 from ragtap.scoring.verdict import assess
@@ -256,8 +255,7 @@ def run_delucionqa(args: argparse.Namespace) -> int:
     markdown = render_markdown(report)
     print(markdown)
     if args.out:
-        dump = "".join(json.dumps(row_dump(row, a), ensure_ascii=False) + "\n" for row, a in zip(rows, assessments))
-        save_report(Path(args.out), markdown, report, {"rows.jsonl": dump})
+        save_report(Path(args.out), markdown, report, {"rows.jsonl": jsonl(map(row_dump, rows, assessments))})
     return 0
 
 

@@ -20,7 +20,6 @@ rejects, and how many clean claims it rejects.
 from __future__ import annotations
 
 import argparse
-import json
 import math
 import time
 from collections import Counter, defaultdict
@@ -30,7 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from ragtap.evaluation.datasets import DatasetError, read_jsonl
-from ragtap.evaluation.report import save_report
+from ragtap.evaluation.report import jsonl, save_report
 from ragtap.evaluation.stats import confusion
 from ragtap.types import Assessment, Document, Interaction, Verdict
 
@@ -209,8 +208,7 @@ def run_labelled(args: argparse.Namespace) -> int:
     markdown = render_markdown(report, TITLES[args.experiment])
     print(markdown)
     if args.out:
-        dump = "".join(json.dumps(row_dump(row, a), ensure_ascii=False) + "\n" for row, a in zip(rows, assessments))
-        save_report(Path(args.out), markdown, report, {"rows.jsonl": dump})
+        save_report(Path(args.out), markdown, report, {"rows.jsonl": jsonl(map(row_dump, rows, assessments))})
     return 0
 
 
