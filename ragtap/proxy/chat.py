@@ -15,7 +15,6 @@ from typing import Any
 from aiohttp import web
 
 from ragtap.exchange import note_usage
-from ragtap.prompts import prompt_text
 from ragtap.proxy.chat_stream import relay_injected, relay_observed
 from ragtap.proxy.exchange_path import (
     Exchange, SecondReply, WholeReply, dumps, forward_json, forward_raw, parse_object, read_exchange, read_reply, request_bytes, respond,
@@ -42,7 +41,7 @@ async def handle_chat(request: web.Request) -> web.StreamResponse:
     elif context is None:
         route = forward_json(exchange, without_ragtap_field(body))
     elif recognition.inject and exchange.state.config.inject.enabled:
-        record.injected = True
+        exchange.mark_injected()
         route = _injected(exchange, body)
     else:
         route = _observed(exchange, without_ragtap_field(body) if recognition.strip_ragtap_field else None)
@@ -54,9 +53,8 @@ def _rejects_response_format(body: bytes) -> bool:
 
 
 async def _injected(exchange: Exchange, body: dict[str, Any]) -> web.StreamResponse:
-    state, record = exchange.state, exchange.record
+    state = exchange.state
     forwarded, added_usage = inject(body, state.config.inject)
-    record.injected_instruction = prompt_text(state.config.inject.prompt)  # what ragtap's overhead cost counts
     upstream = await send_json(exchange, request_bytes(forwarded))
     if upstream.status == 400 and "response_format" in forwarded:
 

@@ -63,7 +63,7 @@ async def handle_messages(request: web.Request) -> web.StreamResponse:
     elif context is None:
         route = forward_json(exchange, without_ragtap_field(body))
     elif recognition.inject and state.config.inject.enabled:
-        record.injected = True
+        exchange.mark_injected()
         route = _injected(exchange, body)
     else:
         forwarded = without_ragtap_field(body) if recognition.strip_ragtap_field else None
@@ -74,7 +74,6 @@ async def handle_messages(request: web.Request) -> web.StreamResponse:
 async def _injected(exchange: Exchange, body: dict[str, Any]) -> web.StreamResponse:
     state, record = exchange.state, exchange.record
     forwarded = inject_messages(body, state.config.inject)
-    record.injected_instruction = prompt_text(state.config.inject.prompt)  # what ragtap's overhead cost counts
     upstream = await send_json(exchange, request_bytes(forwarded))
     exchange.ask_again = lambda instruction: _ask_again(exchange, forwarded, instruction)  # seam (c), for the guard's retry
     data = await read_reply(exchange, upstream, (lambda: relay_messages_injected(exchange, upstream)) if forwarded.get("stream") is True else None)

@@ -100,7 +100,7 @@ async def handle_responses(request: web.Request) -> web.StreamResponse:
     elif context is None:
         route = forward_json(exchange, without_ragtap_field(body))
     elif recognition.inject and state.config.inject.enabled:
-        record.injected = True
+        exchange.mark_injected()
         route = _injected(exchange, body)
     else:
         route = _observed(exchange, without_ragtap_field(body) if recognition.strip_ragtap_field else None)
@@ -135,8 +135,6 @@ async def _injected(exchange: Exchange, body: dict[str, Any], *, inject: bool = 
     """Forward (with the instruction when `inject`) and split the reply; scored when the exchange is RAG."""
     state, record = exchange.state, exchange.record
     forwarded = inject_responses(body, state.config.inject) if inject else without_ragtap_field(body)
-    if inject:
-        record.injected_instruction = prompt_text(state.config.inject.prompt)  # what ragtap's overhead cost counts
     echo = client_echo(body)
     upstream = await send_json(exchange, request_bytes(forwarded))
     if upstream.status == 400 and inject and state.config.inject.json_response_format:

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 from aiohttp import web
 
 from ragtap.exchange import ExchangeRecord, note_request
+from ragtap.prompts import prompt_text
 from ragtap.proxy.errors import RequestTooDeep
 from ragtap.proxy.json_bodies import dumps, parse_object
 from ragtap.proxy.requestlog import log
@@ -52,6 +53,12 @@ class Exchange:
     # of the background scoring (interaction, assessment, seconds from reply to verdict).
     scored: tuple[Interaction, Assessment, float] | None = None
     ask_again: AskAgain | None = None  # seam (c): set by a route that can ask the upstream again
+
+    def mark_injected(self) -> None:
+        """ragtap adds its instruction to this request: so recorded, with the instruction ragtap's overhead tokens and
+        cost count (`ragtap/cost.py`), whatever the API shape."""
+        self.record.injected = True
+        self.record.injected_instruction = prompt_text(self.state.config.inject.prompt)
 
 
 def request_bytes(body: dict[str, Any]) -> bytes:
