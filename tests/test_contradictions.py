@@ -400,3 +400,74 @@ def test_third_set(embedder, document: str, answer: str, faithful: bool) -> None
         assert result.verdict is Verdict.GROUNDED, (result.explanation, [(c.outcome.value, c.reason, c.conflicts) for c in result.claims])
     else:
         assert len(result.contradicted_claims) == 1, [(c.outcome.value, c.reason, c.conflicts) for c in result.claims]
+
+
+# --------------------------------------------------------------------------------------------------------------
+# a fourth set: the classes of false alarm found on clean answers of real generators (RAGTruth summaries, where 27% of
+# the clean answers were flagged), written in other domains than the answers they were found in.  Each faithful case
+# but two was flagged by the previous code (the two marked "neighbour" pass on both); the unfaithful neighbours show
+# that each fix keeps the check it narrows.
+# --------------------------------------------------------------------------------------------------------------
+
+INSPECTION = ("The inspector found that the bearings of the bridge were worn and recommended replacing them within two "
+              "years. The rescue crews could make little progress against the flooding overnight. The clinic is run by a "
+              "nonprofit foundation that funds free eye exams.")
+SHIFTS = ("Tomas says that about a month before we visited, the company moved his team to the night shift. The union "
+          "objected to the change in a letter to the board.")
+JURY = ("Marie Keller won the regional architecture prize in 2019. A Geneva jury, which met twice, praised the architect's "
+        "design of the pedestrian bridge.")
+CUSTODY = ("Human remains were found in a duffel bag near the river. The Middlesex District Attorney said a man had been "
+           "charged with murder.")
+OUTBREAK = ("The CDC has yet to determine what caused the illness. Canadian jets are part of the U.S.-led coalition. "
+            "Exhibits from Angoule\u0302me and Zu\u0308rich were shown on television.")
+QUESTIONS.update({INSPECTION: "What did the inspection find?", SHIFTS: "What happened to Tomas's team?",
+                  JURY: "Who praised the design?", CUSTODY: "What was found?", OUTBREAK: "What is known?"})
+
+FOURTH_SET = [
+    # "noted" and "noting" are no "not" (the stemmer made them one)
+    (INSPECTION, "The inspector noted that the bearings of the bridge were worn and should be replaced within two years.", True),
+    (INSPECTION, "The inspector noted that the bridge's bearings were not worn.", False),
+    # "little progress" says what "unable to make much progress" says
+    (INSPECTION, "The rescue crews were unable to make progress against the flooding overnight.", True),
+    # "non-profit" is "nonprofit", not its opposite
+    (INSPECTION, "A non-profit foundation runs the clinic and funds free eye exams.", True),
+    # "a month before we visited" dates an event; it does not order the two events the claim relates
+    (SHIFTS, "Tomas's team was moved to the night shift before our visit, and the union objected to the change.", True),  # neighbour
+    (SHIFTS, "Tomas says the union objected after the company moved his team to the night shift.", True),
+    # a name that describes the sentence's subject ("A Geneva jury") is not that subject's name
+    (JURY, "Marie Keller's design of the pedestrian bridge was praised by a jury that met twice.", True),
+    # a name's neighbours are read within its own sentence (Cambridge is missing from the documents: flagged, but
+    # not as the District Attorney's name swapped)
+    (CUSTODY, "Human remains were found in a duffel bag near the river in Cambridge.", "not contradicted"),  # neighbour
+    # the long form of an acronym the documents use; a dotted acronym before a hyphen; accents written either way
+    (OUTBREAK, "The Centers for Disease Control and Prevention (CDC) has yet to determine what caused the illness.", True),
+    (OUTBREAK, "Canadian jets are part of the US-led coalition.", True),
+    (OUTBREAK, "Exhibits from Angoulême and Zürich were shown on TV.", True),
+]
+
+
+@pytest.mark.parametrize("document,answer,faithful", FOURTH_SET)
+def test_fourth_set(embedder, document: str, answer: str, faithful: bool | str) -> None:
+    result = score(embedder, document, answer, question=QUESTIONS[document])
+    outcomes = [(c.outcome.value, c.reason, c.conflicts, c.missing_names) for c in result.claims]
+    if faithful == "not contradicted":
+        assert not result.contradicted_claims and result.verdict is not Verdict.GROUNDED, outcomes
+    elif faithful:
+        assert result.verdict is Verdict.GROUNDED, (result.explanation, outcomes)
+    else:
+        assert result.verdict is not Verdict.GROUNDED, outcomes
+
+
+def test_a_capitalised_function_word_is_no_name() -> None:
+    from ragtap.scoring.lexical import names
+
+    assert names("Visitors can use the Find Your Park website.") == {"find", "park"}
+    assert names("The festival runs from May 2 to May 9 in Oslo.") == {"may", "oslo"}  # "May" the month stays
+
+
+def test_day_and_medium_short_forms_are_the_same_names() -> None:
+    from ragtap.scoring.lexical import DocumentVocabulary, lexical_evidence
+
+    vocabulary = DocumentVocabulary.of(["Entry is free on Saturday and Sunday; the finals are shown on television."])
+    assert lexical_evidence("Entry is free on Sat. and Sun. and the finals are on TV.", vocabulary).missing_names == ()
+    assert lexical_evidence("Entry is free on Fri. and the finals are on HBO.", vocabulary).missing_names == ("fri", "hbo")

@@ -26,7 +26,16 @@ import re
 from collections.abc import Sequence
 
 from ragtap.scoring.alignment import Window
-from ragtap.scoring.lexical import STOPWORDS, DocumentVocabulary, content_words, name_in, name_or_short_form_in, names, tokens
+from ragtap.scoring.lexical import (
+    STOPWORDS,
+    DocumentVocabulary,
+    content_words,
+    name_in,
+    name_or_short_form_in,
+    names,
+    tokens,
+    with_long_forms,
+)
 from ragtap.scoring.polarity import polarity_conflicts
 from ragtap.scoring.quantities import Quantity, agree, contradicting, converted_within, quantities, stated_in
 from ragtap.scoring.words import stem
@@ -168,13 +177,16 @@ def _name_conflicts(claim: str, best: Window, vocabulary: DocumentVocabulary) ->
             return [f"name: {taken[0]} vs {replaced[0]}"]
     evidence_names = [n for n in names(best.text)
                       if n not in _WHEN and not name_or_short_form_in(n, claim_tokens) and not _in_named_run(best.text, n, claim_tokens)]
+    known = with_long_forms(claim, vocabulary.tokens)
     absent = [n for n in sorted(candidates)
-              if n not in _WHEN and not name_or_short_form_in(n, vocabulary.tokens) and not _in_named_run(claim, n, vocabulary.tokens)]
-    claim_words, evidence_words = content_words(claim), content_words(best.text)
+              if n not in _WHEN and not name_or_short_form_in(n, known) and not _in_named_run(claim, n, known)]
+    claim_words = content_words(claim)
+    evidence_sentences = [content_words(s) for s in _SENTENCES.split(best.text)]
     for name in absent:
         around = _neighbours(claim_words, stem(name))
         for other in sorted(evidence_names):
-            if around & _neighbours(evidence_words, stem(other)):
+            # Neighbours within one sentence: the last words of one sentence do not stand next to the next one's first.
+            if any(around & _neighbours(words, stem(other)) for words in evidence_sentences):
                 return [f"name: {name} vs {other}"]
     return []
 
@@ -193,9 +205,20 @@ _SENTENCES = re.compile(r"(?<=[.!?])\s+")
 
 
 def _subjects(text: str) -> set[str]:
-    """The capitalised words opening `text` (its subject, when a name): "Charles Babbage was born ..." ."""
-    match = re.match(r"\s*((?:[A-Z][\w'’-]*\s+){0,2}[A-Z][\w'’-]*)", text)
-    return {w.lower().rstrip("'’s") for w in match.group(1).split()} if match else set()
+    """The capitalised words opening `text` (its subject, when a name): "Charles Babbage was born ...".  Not a name
+    that only describes the subject, after an article and before a common noun ("A NASA astrophysicist has ...",
+    "The Sydney native, who ...")."""
+    match = re.match(r"\s*((?:[A-Z][\w'’-]*\s+){0,2}[A-Z][\w'’-]*)(\s+[a-z][\w-]*)?", text)
+    if match is None:
+        return set()
+    words = match.group(1).split()
+    if words[0].lower() in ("a", "an", "the") and match.group(2) and match.group(2).strip() not in STOPWORDS:
+        return set()
+    return {_without_possessive(w.lower()) for w in words}
+
+
+def _without_possessive(word: str) -> str:
+    return word[:-2] if word.endswith(("'s", "’s")) else word.rstrip("'’")
 
 
 def _repeats_the_rest(claim: str, evidence: str, claim_names: frozenset[str] | set[str]) -> bool:
@@ -210,7 +233,7 @@ def _in_named_run(text: str, name: str, known: frozenset[str]) -> bool:
     """`name` is one capitalised word of a run in `text` whose other words are `known` ("Tulsa County", "Charles
     Babbage"): the same thing, named more or less fully."""
     for match in re.finditer(r"(?:[A-Z][\w'’-]*\s+){0,3}[A-Z][\w'’-]*", text):
-        words = [w.lower().rstrip("'’s") for w in match.group(0).split()]
+        words = [_without_possessive(w.lower()) for w in match.group(0).split()]
         if name in words and len(words) > 1 and any(w != name and name_in(w, known) for w in words):
             return True
     return False

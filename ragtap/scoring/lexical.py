@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import functools
 import re
+import unicodedata
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -55,14 +56,22 @@ def content_words(text: str) -> list[str]:
 def _content_words(text: str) -> tuple[str, ...]:
     # Cached: a claim's words are read by several checks, and document sentences recur across requests.
     words = []
-    for token in _TOKEN.findall(text.lower()):
+    for token in _TOKEN.findall(folded(text).lower()):
         token = token.replace("’", "'")
         if len(token) > 1 and token not in STOPWORDS and not token.isdigit():
             words.append(stem(token))
     return tuple(words)
 
 
-_DOTTED = re.compile(r"\b((?:[A-Za-z]\.){2,})")
+def folded(text: str) -> str:
+    """`text` without accents and in one Unicode form: "Angoulême" written with a combining circumflex, with a
+    precomposed one or without one is one word to the lexical checks."""
+    if text.isascii():
+        return text
+    return "".join(c for c in unicodedata.normalize("NFKD", text) if not unicodedata.combining(c))
+
+
+_DOTTED = re.compile(r"\b((?:[A-Za-z]\.){2,})(-?)")
 # The few names written several ways in the same text ("U.S.", "US", "United States").
 _ALIASES: tuple[frozenset[str], ...] = (
     frozenset({"us", "usa", "united states", "america", "american", "americans"}),
@@ -70,6 +79,7 @@ _ALIASES: tuple[frozenset[str], ...] = (
     frozenset({"eu", "european union"}),
     frozenset({"un", "united nations"}),
     frozenset({"uae", "united arab emirates"}),
+    frozenset({"tv", "television"}),
 )
 
 
@@ -91,14 +101,15 @@ def _initialisms(text: str) -> set[str]:
 
 
 def _undotted(text: str) -> str:
-    """"U.S." -> "US", "e.g." stays a word: dotted acronyms as one token."""
-    return _DOTTED.sub(lambda m: m.group(1).replace(".", "") + " ", text)
+    """"U.S." -> "US", "e.g." stays a word: dotted acronyms as one token ("U.S.-led" -> "US-led")."""
+    return _DOTTED.sub(lambda m: m.group(1).replace(".", "") + (m.group(2) or " "), text)
 
 
 def tokens(text: str) -> frozenset[str]:
     """Every word of `text` lower-cased, whole (names are matched as whole words: "Ram" is not in "frame"), and
     stemmed; hyphenated words also by their parts; possessives without their 's; the aliases of the few names
     written several ways ("U.S." = "United States")."""
+    text = folded(text)
     lowered = _undotted(text).lower()
     out: set[str] = set()
     for token in _NAME_TOKEN.findall(lowered):
@@ -129,7 +140,7 @@ def names(text: str) -> frozenset[str]:
     """Proper names and codes (lower-cased, whole words): capitalised words inside a sentence, acronyms, model
     codes ("4C", "P215").  A sentence's first word is capitalised anyway: not a name here."""
     found: set[str] = set()
-    text = _TITLE_LINE.sub(_acronyms_only, _undotted(text))
+    text = _TITLE_LINE.sub(_acronyms_only, _undotted(folded(text)))
     for match in _NAME_TOKEN.finditer(text):
         word = match.group(0)
         if word.islower() or word.isdigit():
@@ -140,11 +151,14 @@ def names(text: str) -> frozenset[str]:
             continue  # one letter is a unit, an initial or a label ("4.5 L", "25 °C", "option B"), never a name
         code = any(c.isdigit() for c in word)
         acronym = len(letters) >= 2 and all(c.isupper() for c in letters)
+        if not acronym and not code and word.lower() in _FUNCTION_WORDS:
+            continue  # a capitalised function word in a title or a name ("Find Your Park") names nothing itself
         if code or acronym or (word[0].isupper() and _SENTENCE_START.search(text, max(0, match.start() - 12), match.start()) is None):
             found.add(word.lower())
     return frozenset(found)
 
 
+_FUNCTION_WORDS = STOPWORDS - {"may"}  # "May" is a month as often as a modal verb
 # A headline in Title Case capitalises every word: only its acronyms are names.
 _TITLE_LINE = re.compile(r"^(?:[^\S\n]*[A-Z0-9][\w'’\-.,:]*[^\S\n]+(?:(?:a|an|the|of|to|in|on|for|and|or|at|by|from|with)[^\S\n]+)?){3,}[A-Z0-9][\w'’\-.,:?!]*[^\S\n]*$", re.MULTILINE)
 
@@ -206,7 +220,8 @@ _SHORT_FORMS = {
     "rep": "representative", "sen": "senator", "gov": "governor", "gen": "general", "pres": "president", "prof": "professor",
     "dr": "doctor", "mt": "mount", "ft": "fort", "st": "saint", "jan": "january", "feb": "february", "mar": "march",
     "apr": "april", "jun": "june", "jul": "july", "aug": "august", "sep": "september", "sept": "september", "oct": "october",
-    "nov": "november", "dec": "december",
+    "nov": "november", "dec": "december", "mon": "monday", "tue": "tuesday", "tues": "tuesday", "wed": "wednesday",
+    "thu": "thursday", "thur": "thursday", "thurs": "thursday", "fri": "friday", "sat": "saturday", "sun": "sunday",
 }
 
 
@@ -246,7 +261,46 @@ def lexical_evidence(claim: str, vocabulary: DocumentVocabulary, premise: Docume
     found = sum(1 for word in words if word in vocabulary.words)
     own = quantities(claim)
     stated = vocabulary.quantities + (premise.quantities if premise is not None else ())
-    known = vocabulary.tokens | (premise.tokens if premise is not None else frozenset())
+    known = with_long_forms(claim, vocabulary.tokens | (premise.tokens if premise is not None else frozenset()))
     missing_numbers = tuple(sorted({q.describe() for q in own if not stated_in(q, stated) and not converted_within(q, own)}))
     missing_names = tuple(sorted(n for n in names(claim) if not name_or_short_form_in(n, known)))
     return LexicalEvidence(len(words), found / len(words) if words else 1.0, missing_numbers, missing_names)
+
+
+_INTRODUCED_ACRONYM = re.compile(r"\(([A-Z][A-Za-z]{1,9})\)")
+_CONNECTORS = frozenset({"of", "and", "for", "the", "on", "in", "de", "&"})
+
+
+def with_long_forms(claim: str, known: frozenset[str]) -> frozenset[str]:
+    """`known`, plus the words of each long form the claim introduces for an acronym the documents use: "the
+    Centers for Disease Control and Prevention (CDC)" where the documents only write "CDC".  The acronym's letters
+    must spell, in order, initials of the capitalised run before it (from its first word)."""
+    if "(" not in claim:
+        return known
+    added: set[str] = set()
+    for match in _INTRODUCED_ACRONYM.finditer(claim):
+        acronym = match.group(1).lower()
+        if acronym not in known:
+            continue
+        run: list[str] = []
+        for word in reversed(claim[: match.start()].split()[-12:]):
+            if not (word[:1].isupper() or word.lower() in _CONNECTORS):
+                break
+            run.insert(0, word)
+        words = [w.lower().strip("'’,") for w in run]
+        for first in range(len(words)):  # the longest run that spells it ("Monday the Centers for ..." -> "Centers ...")
+            if words[first] not in _CONNECTORS and _spells(acronym, words[first:]):
+                added.update(_bare(w) for w in words[first:] if w not in _CONNECTORS)
+                break
+    return known | added if added else known
+
+
+def _spells(acronym: str, words: list[str]) -> bool:
+    """`acronym` is the first word's initial (or the first word itself, "US Citizenship ...") followed by the
+    initials of later words, in order, any word skippable."""
+    head = words[0]
+    rest = acronym[len(head):] if acronym.startswith(head) and len(head) > 1 else acronym[1:] if acronym[0] == head[0] else None
+    if rest is None:
+        return False
+    letters = iter(w[0] for w in words[1:])
+    return all(any(letter == initial for initial in letters) for letter in rest)

@@ -43,6 +43,9 @@ _CESSATION = frozenset(
     "cease ceased ceases withdraw withdrew withdrawn abolish abolished eliminate eliminated retire retired lack lacks lacked "
     "exclude excluded excludes".split()
 )
+# Words that say "hardly any" ("made little headway", "few survived", "barely moved"): a side with one of them is no
+# plain assertion for a negation on the other side to contradict; the two may say the same thing.
+_SCANT = frozenset(stem(w) for w in "little few hardly barely scarcely seldom rarely".split())
 _SCOPE = 5  # a negation governs the words up to this many tokens after it ("does not [cover water damage]")
 _CLAUSE = re.compile(r"[;:]\s+|(?<=[.!?])\s+|\s+(?:but|while|whereas|although|though|however|except|unless)\s+|\s+-{1,2}\s+", re.IGNORECASE)
 
@@ -101,15 +104,28 @@ _PHRASE = re.compile(r"\b(" + "|".join(re.escape(p) for p in sorted(_PHRASES, ke
 def _terms(text: str) -> list[str]:
     """Stemmed words with the opposite-bearing phrases joined ("at least" -> "at_least"), in order; "n't" is its
     own term ("doesn't" -> "doe", "not")."""
-    text = _NAMED_NO.sub(" ", text)  # "the No Fly List": a name, not a negation
+    text = _IN_A_NAME.sub(" ", text)  # "the No Fly List", "North Dakota", "Northern Lights": names, not polarity
     joined = _PHRASE.sub(lambda m: _PHRASES[m.group(1).lower()], _NOT_A_NEGATION.sub(" ", text.lower()))
     joined = re.sub(r"(\w)n[’']t\b", r"\1 not", joined).replace("cannot", "can not")
     joined = re.sub(r"\b(?:have|has|had|is|are|was|were)\s+yet\s+to\b", "not", joined)  # "have yet to reach" = "haven't reached"
     joined = re.sub(r"\b(?:rather\s+than|instead\s+of)\b", "not", joined)  # "private individuals rather than public figures"
-    return [t if t in STOPWORDS else _stem_term(t) for t in re.findall(r"[a-z]+_[a-z_]+|[^\W_]+", joined)]
+    joined = _HYPHENATED_PREFIX.sub(r"\1", joined)  # "non-profit" is "nonprofit"
+    return [_term(t) for t in re.findall(r"[a-z]+_[a-z_]+|[^\W_]+", joined)]
 
 
-_NAMED_NO = re.compile(r"(?<=\w[\s\"'“])No(?=\s+[A-Z])")
+def _term(word: str) -> str:
+    if word in STOPWORDS:
+        return word
+    term = _stem_term(word)
+    # The stemmer makes "noted" and "noting" into "not": only "not" itself is that negation.
+    return word if term in _SHORT_NEGATIONS else term
+
+
+_SHORT_NEGATIONS = frozenset({"not", "no", "nor"})
+# A capitalised word inside a sentence followed by another: one word of a name ("the No Fly List", "North Dakota",
+# "Northern Lights", "Upper East Side"), whose "no", "north" or "upper" opposes nothing the other side says.
+_IN_A_NAME = re.compile(r"(?<=\w[\s\"'“])[A-Z][a-z]*(?=\s+[A-Z][a-z])")
+_HYPHENATED_PREFIX = re.compile(r"\b(non|un|dis|in|im|il|ir)-(?=[a-z])")
 
 
 _NEGATING_PREFIXES = ("un", "non", "dis", "in", "im", "il", "ir")
@@ -243,7 +259,8 @@ def _flips(claim: str, evidence: str, claim_terms: list[str], evidence_terms: li
     claim_negates, evidence_negates = _governs(claim_heads, shared), _governs(evidence_heads, shared)
     plain_side, negating_side = (evidence_set, claim_set) if claim_negates else (claim_set, evidence_set)
     ceased = bool((plain_side & _CESSATION) - negating_side)  # "removed support for X" = "X is no longer supported"
-    if claim_negates != evidence_negates and not (claim_heads and evidence_heads) and not ceased:
+    scant = bool(plain_side & _SCANT)  # "could make little headway" = "was unable to make much headway"
+    if claim_negates != evidence_negates and not (claim_heads and evidence_heads) and not ceased and not scant:
         own = {scope[0] for scope in claim_heads} if claim_negates else set()
         if not own & {scope[0] for scope in _negated(list(window_terms), turned)[0]}:
             reasons.append("negation")
@@ -286,6 +303,7 @@ def _near_shared(terms: list[str], term: str, shared: set[str]) -> bool:
     return any(t in shared for i, t0 in enumerate(terms) if t0 == term for t in terms[max(0, i - 3) : i] + terms[i + 1 : i + 4])
 
 
+_DURATION = re.compile(r"\b(?:seconds?|minutes?|hours?|days?|weeks?|months?|years?|decades?|shortly|long|soon|just|moments?)\s+$", re.IGNORECASE)
 _ORDER_CUE = re.compile(r"\b(before|after|prior\s+to|followed\s+by|until)\b", re.IGNORECASE)
 
 
@@ -293,8 +311,8 @@ def _event_order(clause: str, shared: set[str]) -> tuple[set[str], set[str]] | N
     """(what happens first, what happens later), as the clause's shared words, from its first order word:
     "A before B" and "Before B, A" -> (A, B); "A after B" and "After B, A" -> (B, A)."""
     cue = _ORDER_CUE.search(clause)
-    if cue is None:
-        return None
+    if cue is None or _DURATION.search(clause, 0, cue.start()):
+        return None  # "about a week before we met, ...": a date given by another event, not two events in order
     word = cue.group(1).lower().split()[0]
     head, tail = clause[: cue.start()], clause[cue.end() :]
     if not set(content_words(head)) & shared and "," in tail:  # fronted: "Before updating the software, back up"
