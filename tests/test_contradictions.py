@@ -471,3 +471,11 @@ def test_day_and_medium_short_forms_are_the_same_names() -> None:
     vocabulary = DocumentVocabulary.of(["Entry is free on Saturday and Sunday; the finals are shown on television."])
     assert lexical_evidence("Entry is free on Sat. and Sun. and the finals are on TV.", vocabulary).missing_names == ()
     assert lexical_evidence("Entry is free on Fri. and the finals are on HBO.", vocabulary).missing_names == ("fri", "hbo")
+
+
+def test_numbers_written_with_a_hyphen_are_read() -> None:
+    from ragtap.scoring.lexical import DocumentVocabulary, lexical_evidence
+
+    vocabulary = DocumentVocabulary.of(["The 1,500-plus cadets ran a two-kilometer course."])
+    assert lexical_evidence("The 1,500 cadets ran a 2-kilometer course.", vocabulary).missing_numbers == ()
+    assert lexical_evidence("The 1,500 cadets ran a three-kilometer course.", vocabulary).missing_numbers == ("3 km",)

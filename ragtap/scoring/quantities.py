@@ -108,6 +108,7 @@ _NUMBER = re.compile(
     re.IGNORECASE,
 )
 _WORD = re.compile(r"[^\W_]+(?:[-'’][^\W_]+)*|[%°$€£℃℉]", re.UNICODE)
+_PLUS = re.compile(r"-(?:plus|odd)\b")
 _TIME_OF_DAY = re.compile(r"\b\d{1,2}:\d{2}\b")
 
 
@@ -171,8 +172,12 @@ def quantities(text: str) -> tuple[Quantity, ...]:
         glued = after.isalpha() and not (match.group("mult") or match.group("ord") or match.group("dec"))
         if before.isalpha() or before == "/" or (glued and not _glued_unit(lowered, after_index)):
             continue
-        if after in "/-" and after_index + 1 < len(lowered) and lowered[after_index + 1].isalpha() and not _glued_unit(lowered, after_index + 1):
+        plus = _PLUS.match(lowered, after_index)  # "1,500-plus cadets": at least 1,500 cadets
+        if plus is None and after in "/-" and after_index + 1 < len(lowered) and lowered[after_index + 1].isalpha() \
+                and not _glued_unit(lowered, after_index + 1):
             continue  # "4-door", "3/4-inch": part of a compound word, not a count ("3-year" keeps its unit)
+        if plus is not None:
+            after_index = plus.end()
         number = match.group("num")
         try:
             value = float(number.replace(",", ""))
@@ -259,7 +264,9 @@ def _word_numbers(text: str, taken: list[tuple[int, int]]) -> list[Quantity]:
     for match in re.finditer(r"\b(?:a\s+)?([a-z]+(?:-[a-z]+)?)\b", text):
         word = match.group(1)
         parts = word.split("-")
-        if not all(p in _WORD_NUMBERS for p in parts) or any(a <= match.start() < b for a, b in taken):
+        if len(parts) == 2 and parts[0] in _WORD_NUMBERS and parts[1] not in _WORD_NUMBERS and _glued_unit(text, match.start(1) + len(parts[0]) + 1):
+            word, parts = parts[0], parts[:1]  # "a two-kilometer run": two kilometres, as "a 2-kilometer run"
+        elif not all(p in _WORD_NUMBERS for p in parts) or any(a <= match.start() < b for a, b in taken):
             continue
         if word in ("second",) and re.match(r"\s+(?:hand|thought|look|opinion|time)", text[match.end():]):
             continue
@@ -267,7 +274,7 @@ def _word_numbers(text: str, taken: list[tuple[int, int]]) -> list[Quantity]:
             continue  # "the one", "one of": a pronoun, not a count
         value = float(sum(_WORD_NUMBERS[p] for p in parts))
         ordinal = parts[-1] in _ORDINAL_WORDS
-        end = match.end()
+        end = match.start(1) + len(word)
         mult = re.match(r"\s+(thousand|million|billion|trillion)\b", text[end:])
         if mult:
             value *= _MULTIPLIERS[mult.group(1)]
