@@ -307,8 +307,8 @@ def test_second_set(embedder, document: str, answer: str, faithful: bool) -> Non
 # in the sentence ("enabled by default" / "disabled by default and can be enabled"); a claim asserting the negated
 # half of a sentence ("covers flood damage" / "covers theft and fire damage but does not cover flood damage",
 # polarity.py `_asserts_the_denied_part`); two numbers of one sentence swapped (conflicts.py `_swapped`).  Three
-# misses remain and are not here: swapped colours, a dropped qualifier ("on the day the contract is signed" / "the
-# first day of the month after"), a command's action swapped with another command's ("`pull` uploads").
+# misses remained: swapped colours (caught since: FOURTH_SET below), a dropped qualifier ("on the day the contract is
+# signed" / "the first day of the month after"), a command's action swapped with another command's ("`pull` uploads").
 # THIRD_SET_MORE: faithful and false neighbours of the widened rules, written after them.
 # --------------------------------------------------------------------------------------------------------------
 
@@ -420,7 +420,8 @@ CUSTODY = ("Human remains were found in a duffel bag near the river. The Middles
            "charged with murder.")
 OUTBREAK = ("The CDC has yet to determine what caused the illness. Canadian jets are part of the U.S.-led coalition. "
             "Exhibits from Angoule\u0302me and Zu\u0308rich were shown on television.")
-QUESTIONS.update({INSPECTION: "What did the inspection find?", SHIFTS: "What happened to Tomas's team?",
+PERMISSIONS = "Admins can delete projects and members can only view them. Owners manage billing."
+QUESTIONS.update({PERMISSIONS: "Who can delete projects?", INSPECTION: "What did the inspection find?", SHIFTS: "What happened to Tomas's team?",
                   JURY: "Who praised the design?", CUSTODY: "What was found?", OUTBREAK: "What is known?"})
 
 FOURTH_SET = [
@@ -443,6 +444,12 @@ FOURTH_SET = [
     (OUTBREAK, "The Centers for Disease Control and Prevention (CDC) has yet to determine what caused the illness.", True),
     (OUTBREAK, "Canadian jets are part of the US-led coalition.", True),
     (OUTBREAK, "Exhibits from Angoulême and Zürich were shown on TV.", True),
+    # two words of one sentence trading places (the third set's swapped colours; roles swapped the same way)
+    (ROUTER, "The status light blinks green during the reset and turns solid orange when the router is ready.", False),
+    (PERMISSIONS, "Members can delete projects and admins can only view them.", False),
+    (PERMISSIONS, "Admins can delete projects, and members can only view them.", True),
+    (PERMISSIONS, "Members can only view projects; admins can delete them.", True),
+    (PERMISSIONS, "Projects can be deleted by admins and viewed by members.", True),
 ]
 
 

@@ -55,7 +55,7 @@ def find_conflicts(claim: str, windows: Sequence[Window], vocabulary: DocumentVo
     found: tuple[str, ...] = ()
     for rank, window in enumerate(candidates):
         conflicts = (*_number_conflicts(claim, window), *_name_conflicts(claim, window, vocabulary), *polarity_conflicts(claim, window),
-                     *_exclusive_conflicts(claim, window))
+                     *_exclusive_conflicts(claim, window), *_swapped_words(claim, window))
         if not conflicts:
             return ()
         if rank == 0:
@@ -91,6 +91,41 @@ def _around(text: str, start: int, end: int) -> str:
 
 _ONLY = re.compile(r"\bonly\s+(?:the\s+|a\s+|an\s+)?([^\W\d_][\w-]*)", re.IGNORECASE)
 _COORDINATION = re.compile(r"([^\W\d_][\w-]*)((?:\s*,\s*[^\W\d_][\w-]*)*\s*,?\s+(?:and|or)\s+(?:the\s+)?[^\W\d_][\w-]*)", re.IGNORECASE)
+
+
+def _swapped_words(claim: str, window: Window) -> list[str]:
+    """Two words of one evidence sentence trading places: "the light blinks orange during the reset and turns solid
+    green" told as "blinks green ... turns solid orange"; "the red wire to the positive terminal, the black wire to
+    the negative" told with the colours swapped.  Each word keeps its place only by what stands before it (the
+    content words just before and after it): the claim puts each word in the other's place.
+    Words that stand together in the sentence ("flour and sugar", "sugar and flour") are not swapped by a
+    reordering, and a word written twice is not compared."""
+    claim_words = content_words(claim)
+    if len(claim_words) < 4:
+        return []
+    claim_places = _places(claim_words)
+    for sentence in _SENTENCES.split(window.text):
+        words = content_words(sentence)
+        places = _places(words)
+        shared = sorted(w for w in places if w in claim_places and places[w] != (None, None) and claim_places[w] != (None, None))
+        for i, a in enumerate(shared):
+            for b in shared[i + 1 :]:
+                if abs(words.index(a) - words.index(b)) < 3:
+                    continue  # standing together: a list, not two places
+                if claim_places[a] == places[b] and claim_places[b] == places[a]:
+                    return [f"swapped: {a} and {b}"]
+    return []
+
+
+def _places(words: list[str]) -> dict[str, tuple[str | None, str | None]]:
+    """Each word written once, with the words written once just before and just after it (None at either end or
+    next to a repeated word): its place in the sentence."""
+    once = {w for w in words if words.count(w) == 1}
+
+    def neighbour(i: int) -> str | None:
+        return words[i] if 0 <= i < len(words) and words[i] in once else None
+
+    return {w: (neighbour(i - 1), neighbour(i + 1)) for i, w in enumerate(words) if w in once}
 
 
 def _exclusive_conflicts(claim: str, window: Window) -> list[str]:
