@@ -156,9 +156,9 @@ def _number_conflicts(claim: str, window: Window) -> list[str]:
         if converted_within(q, own):
             continue
         about = _parts_about(claim, q, segments)
-        if any(stated_in(q, found) for found in about):
-            continue
-        other = next((o for found in about if (o := contradicting(q, found)) is not None), None)
+        if any(stated_in(q, found, strict=True) for found in about):
+            continue  # strict: in the part about the same thing, "within 6 days" is not stated by "1 in 6 children"
+        other = next((o for found in about if (o := contradicting(q, found, strict=True)) is not None), None)
         if other is None and not stated_in(q, evidence):
             other = contradicting(q, evidence)  # "60,000 miles" where the sentence says "60,000 km", in another part
         if other is not None and (not stated_in(other, own) or _swapped(claim, q, about, other, own, segments)):

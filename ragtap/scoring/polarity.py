@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 from ragtap.scoring.alignment import Window
 from ragtap.scoring.lexical import STOPWORDS, content_words
@@ -26,7 +27,7 @@ MIN_CLAUSE_OVERLAP = 2  # content words a claim clause and an evidence clause mu
 
 _NEGATION_WORDS = frozenset(
     stem(w) for w in "not never no none nothing nobody nowhere neither nor without unable refuse refused refuses declined declines "
-    "deny denied denies denial fail failed fails failure refusal unwilling".split()
+    "deny denied denies denial fail failed fails failure refusal unwilling reluctant refrain".split()
 )  # as stems (terms are stemmed): "refused to bargain" = "wouldn't bargain"
 # Negation words that negate nothing here: "not only ... but", "no matter", "No," answering a yes/no question, "No. 1",
 # "no later than" / "no more than" (quantifiers: compared as opposites below).
@@ -143,6 +144,11 @@ def _prefixed_opposite(term: str, other: set[str]) -> str | None:
     return None
 
 
+def _words(text: str) -> set[str]:
+    """The content words, as the terms write them: "landlord's" is "landlord" here (its terms are "landlord", "s")."""
+    return {w.rstrip("'") for w in content_words(text)}
+
+
 def _clauses(text: str) -> list[str]:
     return [c for c in _CLAUSE.split(text) if c and c.strip()]
 
@@ -150,13 +156,13 @@ def _clauses(text: str) -> list[str]:
 
 def polarity_conflicts(claim: str, best: Window) -> list[str]:
     """Why each clause of the claim turns its evidence clause in `best` around (negation, opposite, order)."""
-    evidence_clauses = [(c, set(content_words(c)), _terms(c)) for c in _clauses(best.text)]
+    evidence_clauses = [(c, _words(c), _terms(c)) for c in _clauses(best.text)]
     window_terms = [t for _, _, terms in evidence_clauses for t in terms]
     evidence_clauses = [e for e in evidence_clauses if e[1]]
     out: list[str] = []
-    denials: tuple[list[list[str]], set[str]] | None = None  # the window's negation scopes and what it affirms (once)
+    denials: _Denials | None = None  # computed once, for the first claim clause that needs it
     for clause in _clauses(claim):
-        words = set(content_words(clause))
+        words = _words(clause)
         if len(words) < MIN_CLAUSE_OVERLAP:
             continue
         overlap = {i: len(words & e[1]) for i, e in enumerate(evidence_clauses)}
@@ -177,37 +183,72 @@ def polarity_conflicts(claim: str, best: Window) -> list[str]:
             continue
         if denials is None:
             denials = _denials([terms for _, _, terms in evidence_clauses])
-        denied = _asserts_the_denied_part(clause_terms, *denials)
+        denied = _asserts_the_denied_part(clause_terms, denials)
         if denied:
             out.append(f"negation: {denied}")
     return out
 
 
-def _denials(evidence_clauses: list[list[str]]) -> tuple[list[list[str]], set[str]]:
-    """The scopes of the window's negations, and the content words it says outside every one of them."""
-    scopes = [scope for terms in evidence_clauses for scope in _negated(terms, set())[0]]
-    return scopes, {t for terms in evidence_clauses for t in _affirmed(terms)}
+@dataclass(frozen=True, slots=True)
+class _Denial:
+    """One negation of the window: what it governs, and the content words its clause says before it."""
+
+    scope: list[str]  # its next content words ("not [cover flood damage]")
+    subject: frozenset[str]  # its clause's words before it ("tickets bought at the station [cannot be refunded]")
+    elliptical: bool  # it opens a clause that follows another ("..., but not on express trains"): that clause's verb
 
 
-def _asserts_the_denied_part(claim_terms: list[str], scopes: list[list[str]], affirmed: set[str]) -> str | None:
+@dataclass(frozen=True, slots=True)
+class _Denials:
+    """The window's negations, the content words it says outside every negation's scope, and the words of its
+    clauses that negate nothing."""
+
+    denials: list[_Denial]
+    affirmed: set[str]
+    plain: set[str]
+
+
+def _denials(evidence_clauses: list[list[str]]) -> _Denials:
+    denials: list[_Denial] = []
+    plain: set[str] = set()
+    for index, terms in enumerate(evidence_clauses):
+        scopes = _negated(terms, set())[0]
+        first = next((i for i, t in enumerate(terms) if t in _NEGATION_WORDS), 0)
+        subject = frozenset(t for t in terms[:first] if t not in STOPWORDS and len(t) > 1)
+        if not scopes:
+            plain.update(t for t in terms if t not in STOPWORDS and len(t) > 1)
+        denials.extend(_Denial(scope, subject, not subject and index > 0) for scope in scopes)
+    return _Denials(denials, {t for terms in evidence_clauses for t in _affirmed(terms)}, plain)
+
+
+def _asserts_the_denied_part(claim_terms: list[str], window: _Denials) -> str | None:
     """A claim that joins what a sentence affirms with what it denies: "The policy covers flood damage as well as
     theft and fire" against "The policy covers theft and fire damage but does not cover flood damage".  The clause
     comparison above sees the affirmed clause (it shares the most words) and agrees; here, a word of the claim that
     the window says only under a negation whose verb the claim affirms ("not [cover] flood") is what the claim
     asserts and the evidence denies -- provided the window also affirms that verb (the claim took the affirmed
-    clause for the whole sentence) and the claim itself negates nothing.  The word named is the denied one."""
-    if not scopes:
+    clause for the whole sentence) and the claim itself negates nothing.  The word named is the denied one.
+    The denied word may also be the negated clause's subject ("tickets bought online can be refunded; tickets
+    bought at the station cannot be refunded" / "tickets bought at the station can be refunded"), or, where the
+    negation opens a clause without a verb of its own, what it governs ("allowed on regional trains but not on
+    express trains" / "allowed on express trains")."""
+    if not window.denials:
         return None
     claim_content = {t for t in claim_terms if t not in STOPWORDS and len(t) > 1}
     if _negated(claim_terms, set())[0] or claim_content & (_NEGATION_WORDS | _CESSATION):
         return None
-    for scope in scopes:
-        verb = scope[0]
-        if verb not in claim_content or verb not in affirmed:
-            continue
-        denied = [t for t in scope[1:] if t in claim_content and t not in affirmed]
-        if denied:
-            return denied[0]
+    for denial in window.denials:
+        verb = denial.scope[0]
+        if verb in claim_content and verb in window.affirmed:
+            denied = [t for t in denial.scope[1:] if t in claim_content and t not in window.affirmed]
+            if not denied and verb in window.plain:
+                denied = sorted(t for t in denial.subject if t in claim_content and t not in window.plain)
+            if denied:
+                return denied[0]
+        elif denial.elliptical and len(claim_content & window.plain) >= 2:
+            denied = [t for t in denial.scope if t in claim_content and t not in window.plain]
+            if denied:
+                return denied[0]
     return None
 
 
@@ -275,10 +316,18 @@ def _negated(terms: Sequence[str], turned: set[str]) -> tuple[list[list[str]], s
     negations are spent on turning them)."""
     scopes: list[list[str]] = []
     opposites: set[str] = set()
+    last: tuple[int, list[str] | None] | None = None  # the previous negation: its index, its scope
     for i, term in enumerate(terms):
         if term not in _NEGATION_WORDS:
             continue
+        if term == "without" and last is not None and i - last[0] <= _SCOPE:
+            # "not allowed without consent" = consent is required: two negations, one assertion
+            if last[1] is not None and last[1] in scopes:
+                scopes.remove(last[1])
+            last = None
+            continue
         scope = [t for t in terms[i + 1 : i + 1 + _SCOPE] if t not in STOPWORDS and t not in _NEGATION_WORDS and len(t) > 1]
+        last = (i, scope if scope and scope[0] not in turned else None) if term not in ("nor", "neither") else None
         if scope and scope[0] in turned:
             opposites.add(scope[0])
         elif scope:
@@ -315,12 +364,12 @@ def _event_order(clause: str, shared: set[str]) -> tuple[set[str], set[str]] | N
         return None  # "about a week before we met, ...": a date given by another event, not two events in order
     word = cue.group(1).lower().split()[0]
     head, tail = clause[: cue.start()], clause[cue.end() :]
-    if not set(content_words(head)) & shared and "," in tail:  # fronted: "Before updating the software, back up"
+    if not _words(head) & shared and "," in tail:  # fronted: "Before updating the software, back up"
         inner, _, outer = tail.partition(",")
         left, right = outer, inner  # "Before B, A" reads "A before B"
     else:
         left, right = head, tail
-    a, b = set(content_words(left)) & shared, set(content_words(right)) & shared
+    a, b = _words(left) & shared, _words(right) & shared
     if not a or not b:
         return None
     return (a, b) if word in ("before", "prior", "followed", "until") else (b, a)

@@ -330,9 +330,11 @@ def _rounder(claim: float, evidence: float, decimals: int) -> bool:
     return evidence != round(evidence, decimals) or (decimals == 0 and claim % 10 == 0 and evidence % 10 != 0)
 
 
-def agree(claim: Quantity, evidence: Quantity) -> bool | None:
+def agree(claim: Quantity, evidence: Quantity, strict: bool = False) -> bool | None:
     """True: the evidence states the claim's quantity (possibly converted or rounded).  False: they are
-    comparable (same slot or dimension) and disagree.  None: not comparable (they count different things)."""
+    comparable (same slot or dimension) and disagree.  None: not comparable (they count different things).
+    `strict`: a quantity with a unit is not stated by the same value counting another thing ("6 days" / "1 in 6
+    children"); the lenient default suits the documents at large, where "the first time" is stated by "the first"."""
     if claim.ordinal != evidence.ordinal:
         return None  # "the first sick passenger" is not a count of passengers
     if claim.slot == "clock" or evidence.slot == "clock":
@@ -358,16 +360,18 @@ def agree(claim: Quantity, evidence: Quantity) -> bool | None:
         return _close(claim.value, evidence.value, claim.decimals, claim.hedged)
     if claim.is_year and evidence.is_year:
         return claim.value == evidence.value
+    if strict and claim.slot and evidence.slot and claim.slot != evidence.slot and (claim.dimension or evidence.dimension):
+        return None  # "within 6 days" is not stated by "1 in 6 children": a unit against another thing counted
     # One side has no slot (or slots differ): the same value still states it; a different value says nothing.
     if _close(claim.value, evidence.value, claim.decimals, claim.hedged) and claim.ordinal == evidence.ordinal:
         return True
     return None
 
 
-def stated_in(claim: Quantity, evidence: tuple[Quantity, ...]) -> bool:
+def stated_in(claim: Quantity, evidence: tuple[Quantity, ...], strict: bool = False) -> bool:
     """The evidence states the claim's quantity: agrees with it, or states the same value as a count where the
     claim has an ordinal or the other way round ("the tenth week" / "week 10")."""
-    return any(agree(claim, q) is True or (claim.ordinal != q.ordinal and claim.value == q.value and not _clock(claim) and not _clock(q))
+    return any(agree(claim, q, strict) is True or (claim.ordinal != q.ordinal and claim.value == q.value and not _clock(claim) and not _clock(q))
                for q in evidence)
 
 
@@ -375,9 +379,9 @@ def _clock(quantity: Quantity) -> bool:
     return quantity.dimension in ("time_of_day", "clock")  # "2 AM" is not "the second" anything
 
 
-def contradicting(claim: Quantity, evidence: tuple[Quantity, ...]) -> Quantity | None:
+def contradicting(claim: Quantity, evidence: tuple[Quantity, ...], strict: bool = False) -> Quantity | None:
     """An evidence quantity that counts the same thing as the claim's and disagrees with it, when none agrees."""
-    verdicts = [(agree(claim, q), q) for q in evidence]
+    verdicts = [(agree(claim, q, strict), q) for q in evidence]
     if any(v is True for v, _ in verdicts):
         return None
     return next((q for v, q in verdicts if v is False), None)
