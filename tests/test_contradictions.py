@@ -486,3 +486,99 @@ def test_numbers_written_with_a_hyphen_are_read() -> None:
     vocabulary = DocumentVocabulary.of(["The 1,500-plus cadets ran a two-kilometer course."])
     assert lexical_evidence("The 1,500 cadets ran a 2-kilometer course.", vocabulary).missing_numbers == ()
     assert lexical_evidence("The 1,500 cadets ran a three-kilometer course.", vocabulary).missing_numbers == ("3 km",)
+
+
+# --------------------------------------------------------------------------------------------------------------
+# a fifth set, written blind in six more domains and run once before any change: 26 of 37 right at first.  The misses
+# that were classes were fixed as classes (a unit's number not stated by the same value counting another thing; "not
+# allowed without consent"; the negated clause's subject and a verbless "but not on ..."; two words trading places,
+# now with repeated neighbours and names): 33 of 37.  Four misses remain and are marked: a command's action taken
+# from the other command of the sentence ("`migrate down` applies"), a relation reversed around its verb
+# ("environment variables override the file"), a scorer's name taken from elsewhere in the sentence, and a faithful
+# "54,000 people attended" for "the attendance was 54,000" (flagged: "attended" is not "attendance" to the stemmer).
+# FIFTH_SET_MORE: faithful neighbours of the widened rules, written after them.
+# --------------------------------------------------------------------------------------------------------------
+
+LEASE = ("The tenant must give at least 60 days' written notice before moving out. The security deposit is two months' rent "
+         "and is returned within 30 days of the end of the lease. Pets are not allowed without the landlord's written consent. "
+         "The landlord pays for water and trash collection; the tenant pays for electricity and internet. "
+         "Rent is due on the first day of each month, and a late fee of 50 dollars applies after the fifth day.")
+VACCINE = ("The first dose is given at 12 months of age and the second dose between 4 and 6 years. "
+           "The vaccine should not be given to people with a severe allergy to gelatin or neomycin. "
+           "Mild fever occurs in about 1 in 6 children within 12 days of vaccination. "
+           "Dr. Anna Berg leads the immunisation clinic, which is open on Tuesdays and Thursdays.")
+TRAIN = ("The express train leaves Lyon at 07:40 and arrives in Paris at 09:36. The regional train takes 3 hours and 10 minutes. "
+         "Bicycles are allowed on regional trains but not on express trains. Tickets bought online can be refunded up to "
+         "2 hours before departure; tickets bought at the station cannot be refunded. Children under 4 travel free.")
+CLI = ("Run `migrate up` to apply pending migrations and `migrate down` to roll back the last one. "
+       "The `--dry-run` flag prints the SQL without executing it. Migrations are applied in order of their timestamp. "
+       "The tool refuses to run if the database version is newer than the tool's version. Configuration is read from "
+       "migrate.yaml, which overrides environment variables.")
+HISTORY = ("The Hanseatic League was founded in the 13th century by merchant guilds in Lübeck and Hamburg. "
+           "At its height it included nearly 200 towns. Its decline began in the 15th century, when the Dutch and the English "
+           "expanded their trade in the Baltic. The last formal diet of the League met in 1669.")
+MATCH = ("Ajax beat PSV 3-1 on Sunday in Amsterdam. Kudus scored twice in the first half and Bergwijn added a third after "
+         "the break. PSV's only goal came from a penalty by Luuk de Jong in the 78th minute. The attendance was 54,000.")
+
+FIFTH_SET = [
+ (LEASE, "The tenant must give at least 30 days' written notice before moving out.", False),
+ (LEASE, "Pets are allowed without the landlord's consent.", False),
+ (LEASE, "The tenant pays for water and trash collection, and the landlord pays for electricity and internet.", False),
+ (LEASE, "The security deposit is returned within 60 days of the end of the lease.", False),
+ (LEASE, "Rent is due on the fifth day of each month.", False),
+ (LEASE, "You need the landlord's written consent to keep a pet.", True),
+ (LEASE, "A 50-dollar late fee is charged if rent is paid after the fifth of the month.", True),
+ (LEASE, "Notice of at least two months is required before you move out.", True),
+ (VACCINE, "The second dose is given at 12 months of age.", False),
+ (VACCINE, "The vaccine can be given to people with a severe allergy to gelatin.", False),
+ (VACCINE, "Mild fever occurs in about 1 in 6 children within 6 days of vaccination.", False),
+ (VACCINE, "Dr. Anna Bergman leads the immunisation clinic.", False),
+ (VACCINE, "The clinic is open on Tuesdays and Fridays.", False),
+ (VACCINE, "People severely allergic to neomycin should not receive the vaccine.", True),
+ (VACCINE, "About one child in six gets a mild fever within 12 days of the shot.", True),
+ (TRAIN, "The express train leaves Lyon at 09:36 and arrives in Paris at 07:40.", False),
+ (TRAIN, "Bicycles are allowed on express trains.", False),
+ (TRAIN, "Tickets bought at the station can be refunded up to 2 hours before departure.", False),
+ (TRAIN, "Children under 6 travel free.", False),
+ (TRAIN, "The regional train takes about three hours.", True),
+ (TRAIN, "You cannot take a bicycle on an express train.", True),
+ (CLI, "Run `migrate down` to apply pending migrations.", False),
+ (CLI, "The `--dry-run` flag executes the SQL without printing it.", False),
+ (CLI, "Environment variables override migrate.yaml.", False),
+ (CLI, "The tool runs even if the database version is newer than the tool's version.", False),
+ (CLI, "With `--dry-run`, the SQL is printed but not executed.", True),
+ (CLI, "Migrations run in timestamp order.", True),
+ (HISTORY, "The Hanseatic League was founded in the 15th century.", False),
+ (HISTORY, "At its height it included nearly 2,000 towns.", False),
+ (HISTORY, "The League was founded by merchant guilds in Lübeck and Bremen.", False),
+ (HISTORY, "Its decline began when the Dutch and the English expanded their trade in the Baltic.", True),
+ (HISTORY, "The last diet met in 1669.", True),
+ (MATCH, "PSV beat Ajax 3-1 on Sunday in Amsterdam.", False),
+ (MATCH, "Bergwijn scored twice in the first half.", False),
+ (MATCH, "Luuk de Jong scored PSV's only goal from a penalty in the 68th minute.", False),
+ (MATCH, "Kudus scored two goals before half-time, and Ajax won 3-1.", True),
+ (MATCH, "About 54,000 people attended.", True),
+]
+FIFTH_SET_MISSES = {
+    "Run `migrate down` to apply pending migrations.",
+    "Environment variables override migrate.yaml.",
+    "Bergwijn scored twice in the first half.",
+    "About 54,000 people attended.",
+}
+FIFTH_SET_MORE = [
+    (MATCH, "PSV lost 3-1 to Ajax on Sunday in Amsterdam.", True),
+    (MATCH, "On Sunday in Amsterdam, PSV were beaten 3-1 by Ajax.", True),
+    (LEASE, "The landlord covers water and trash collection, while electricity and internet are paid by the tenant.", True),
+    (LEASE, "Pets need the landlord's written consent.", True),
+    (TRAIN, "Express trains do not take bicycles, but regional trains do.", True),
+    (TRAIN, "Only tickets bought online can be refunded, up to 2 hours before departure.", True),
+    (VACCINE, "About 1 in 6 children gets a mild fever within 12 days.", True),
+]
+
+
+@pytest.mark.parametrize("document,answer,faithful", FIFTH_SET + FIFTH_SET_MORE)
+def test_fifth_set(embedder, document: str, answer: str, faithful: bool) -> None:
+    result = score(embedder, document, answer)
+    outcomes = [(c.outcome.value, c.reason, c.conflicts) for c in result.claims]
+    right = (result.verdict is Verdict.GROUNDED) == faithful
+    assert right != (answer in FIFTH_SET_MISSES), outcomes  # a listed miss that comes right must leave the list

@@ -95,13 +95,12 @@ _COORDINATION = re.compile(r"([^\W\d_][\w-]*)((?:\s*,\s*[^\W\d_][\w-]*)*\s*,?\s+
 
 def _swapped_words(claim: str, window: Window) -> list[str]:
     """Two words of one evidence sentence trading places: "the light blinks orange during the reset and turns solid
-    green" told as "blinks green ... turns solid orange"; "the red wire to the positive terminal, the black wire to
-    the negative" told with the colours swapped.  Each word keeps its place only by what stands before it (the
-    content words just before and after it): the claim puts each word in the other's place.
-    Words that stand together in the sentence ("flour and sugar", "sugar and flour") are not swapped by a
-    reordering, and a word written twice is not compared."""
+    green" told as "blinks green ... turns solid orange"; "Ajax beat PSV" told as "PSV beat Ajax"; "the landlord pays
+    for water, the tenant for electricity" with the two parties swapped.  A word's place is the content words just
+    before and after it; the claim puts each word in the other's place.  Words written twice are not compared, and
+    words of one list ("flour and sugar" / "sugar and flour") are not swapped by a reordering."""
     claim_words = content_words(claim)
-    if len(claim_words) < 4:
+    if len(claim_words) < 3:
         return []
     claim_places = _places(claim_words)
     for sentence in _SENTENCES.split(window.text):
@@ -110,22 +109,45 @@ def _swapped_words(claim: str, window: Window) -> list[str]:
         shared = sorted(w for w in places if w in claim_places and places[w] != (None, None) and claim_places[w] != (None, None))
         for i, a in enumerate(shared):
             for b in shared[i + 1 :]:
-                if abs(words.index(a) - words.index(b)) < 3:
-                    continue  # standing together: a list, not two places
-                if claim_places[a] == places[b] and claim_places[b] == places[a]:
+                if places[a] == places[b] or claim_places[a] != places[b] or claim_places[b] != places[a]:
+                    continue
+                if abs(words.index(a) - words.index(b)) > 1 and not _listed(sentence, a, b) and not _compounded(claim, sentence, a, b):
                     return [f"swapped: {a} and {b}"]
     return []
 
 
 def _places(words: list[str]) -> dict[str, tuple[str | None, str | None]]:
-    """Each word written once, with the words written once just before and just after it (None at either end or
-    next to a repeated word): its place in the sentence."""
+    """Each word written once, with the words just before and after it (None at either end): its place."""
     once = {w for w in words if words.count(w) == 1}
+    return {w: (words[i - 1] if i else None, words[i + 1] if i + 1 < len(words) else None) for i, w in enumerate(words) if w in once}
 
-    def neighbour(i: int) -> str | None:
-        return words[i] if 0 <= i < len(words) and words[i] in once else None
 
-    return {w: (neighbour(i - 1), neighbour(i + 1)) for i, w in enumerate(words) if w in once}
+_LIST_GAP = re.compile(r",|&|\b(?:and|or)\b", re.IGNORECASE)
+
+
+def _compounded(claim: str, sentence: str, a: str, b: str) -> bool:
+    """One of the words is part of a hyphenated compound on either side: "English-writing authors" says what "authors
+    writing in English" says, with the words in another order."""
+    for text in (claim, sentence):
+        for compound in re.findall(r"[^\W_]+(?:-[^\W_]+)+", text):
+            if {a, b} & set(content_words(compound.replace("-", " "))):
+                return True
+    return False
+
+
+def _listed(sentence: str, a: str, b: str) -> bool:
+    """`a` and `b` are items of one list in `sentence`: what stands between them is a comma, "and"/"or", and at
+    most other short items of the list ("salt, pepper and sugar"; not "admins can delete projects and members")."""
+    spans = {}
+    for match in re.finditer(r"[^\W_]+(?:['’][^\W_]+)?", sentence):
+        word = content_words(match.group(0))
+        if word and word[0] in (a, b) and word[0] not in spans:
+            spans[word[0]] = match.span()
+    if len(spans) < 2:
+        return False
+    first, second = sorted(spans.values())
+    items = _LIST_GAP.split(sentence[first[1] : second[0]])
+    return len(items) > 1 and all(len(item.split()) <= 2 for item in items)  # ", pepper and": items of one list
 
 
 def _exclusive_conflicts(claim: str, window: Window) -> list[str]:
