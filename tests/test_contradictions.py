@@ -492,10 +492,10 @@ def test_numbers_written_with_a_hyphen_are_read() -> None:
 # a fifth set, written blind in six more domains and run once before any change: 26 of 37 right at first.  The misses
 # that were classes were fixed as classes (a unit's number not stated by the same value counting another thing; "not
 # allowed without consent"; the negated clause's subject and a verbless "but not on ..."; two words trading places,
-# now with repeated neighbours and names; "attendance" is "attend" to the stemmer): 34 of 37.  Three misses remain
-# and are marked: a command's action taken from the other command of the sentence ("`migrate down` applies"), a
-# relation reversed around its verb ("environment variables override the file"), and a scorer's name taken from
-# elsewhere in the sentence.
+# now with repeated neighbours and names; "attendance" is "attend" to the stemmer; a name of the sentence moved into
+# its subject's place): 35 of 37.  Two misses remain and are marked: a command's action taken from the other command
+# of the sentence ("`migrate down` applies"), and a relation reversed around its verb ("environment variables
+# override the file"; a rule for it was tried and fired on 66 real answers, docs/thresholds.md).
 # FIFTH_SET_MORE: faithful neighbours of the widened rules, written after them.
 # --------------------------------------------------------------------------------------------------------------
 
@@ -562,11 +562,13 @@ FIFTH_SET = [
 FIFTH_SET_MISSES = {
     "Run `migrate down` to apply pending migrations.",
     "Environment variables override migrate.yaml.",
-    "Bergwijn scored twice in the first half.",
 }
 FIFTH_SET_MORE = [
     (MATCH, "PSV lost 3-1 to Ajax on Sunday in Amsterdam.", True),
     (MATCH, "On Sunday in Amsterdam, PSV were beaten 3-1 by Ajax.", True),
+    (MATCH, "Kudus scored twice in the first half.", True),
+    (MATCH, "Bergwijn added a third goal after the break.", True),
+    (MATCH, "Bergwijn scored after the break.", True),
     (LEASE, "The landlord covers water and trash collection, while electricity and internet are paid by the tenant.", True),
     (LEASE, "Pets need the landlord's written consent.", True),
     (TRAIN, "Express trains do not take bicycles, but regional trains do.", True),

@@ -232,6 +232,9 @@ def _name_conflicts(claim: str, best: Window, vocabulary: DocumentVocabulary) ->
         replaced = sorted(n for n in _subjects(sentence) & names(sentence) if n not in _WHEN and not name_or_short_form_in(n, claim_tokens))
         if taken and replaced:
             return [f"name: {taken[0]} vs {replaced[0]}"]
+    moved = _moved_into_subject(claim, sentence, candidates)
+    if moved:
+        return [moved]
     evidence_names = [n for n in names(best.text)
                       if n not in _WHEN and not name_or_short_form_in(n, claim_tokens) and not _in_named_run(best.text, n, claim_tokens)]
     known = with_long_forms(claim, vocabulary.tokens)
@@ -246,6 +249,26 @@ def _name_conflicts(claim: str, best: Window, vocabulary: DocumentVocabulary) ->
             if any(around & _neighbours(words, stem(other)) for words in evidence_sentences):
                 return [f"name: {name} vs {other}"]
     return []
+
+
+def _moved_into_subject(claim: str, sentence: str, candidates: frozenset[str] | set[str]) -> str | None:
+    """3. A name of the sentence moved into its subject's place: "Bergwijn scored twice in the first half" where the
+    sentence says "Kudus scored twice in the first half and Bergwijn added a third".  The claim's words after its
+    subject all stand in the sentence before that name does (so the name is not a second subject: "Kudus and Bergwijn
+    scored")."""
+    taken = _subjects(claim) & candidates
+    replaced = {n for n in _subjects(sentence) & (names(sentence) | _initial_capitalised(sentence)) if n not in _WHEN}
+    if not taken or not replaced or taken & replaced or _PRONOUN.match(sentence.lstrip()):
+        return None
+    taken_stems = {stem(n) for n in taken}
+    rest = [w for w in content_words(claim) if w not in taken_stems]
+    words = content_words(sentence)
+    where = [i for i, w in enumerate(words) if w in taken_stems]
+    if len(rest) < 2 or not where or any(w not in words for w in rest) or any(w in taken_stems for w in words[: len(replaced)]):
+        return None
+    if max(words.index(w) for w in rest) < min(where):
+        return f"name: {sorted(taken)[0]} vs {sorted(replaced)[0]}"
+    return None
 
 
 _NEAR = 2  # content words each side
@@ -323,5 +346,6 @@ _COMMON_OPENERS = frozenset(
     drive park allow today yesterday tomorrow currently recently previously initially eventually ultimately generally
     typically usually often sometimes always never many most some several few each every all both either neither
     another other such similarly likewise specifically notably importantly interestingly unfortunately fortunately
-    sure yes okay thousands hundreds millions billions dozens tens several numerous tune stay watch""".split()
+    sure yes okay thousands hundreds millions billions dozens tens several numerous tune stay watch anyone anybody
+    everyone everybody someone somebody nobody people""".split()
 )
