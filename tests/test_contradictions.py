@@ -559,6 +559,8 @@ FIFTH_SET = [
  (MATCH, "Kudus scored two goals before half-time, and Ajax won 3-1.", True),
  (MATCH, "About 54,000 people attended.", True),
 ]
+FILM = ("Skyfall is a 2012 spy film directed by Sam Mendes. Founded in 1998 by Anna Holm, Nordvik is a Swedish furniture "
+        "maker.")
 FIFTH_SET_MISSES = {
     "Run `migrate down` to apply pending migrations.",
     "Environment variables override migrate.yaml.",
@@ -569,6 +571,8 @@ FIFTH_SET_MORE = [
     (MATCH, "Kudus scored twice in the first half.", True),
     (MATCH, "Bergwijn added a third goal after the break.", True),
     (MATCH, "Bergwijn scored after the break.", True),
+    (FILM, "Sam Mendes directed the film Skyfall.", True),  # the passive's agent is the subject
+    (FILM, "Nordvik was founded in 1998 by Anna Holm.", True),  # a fronted participle is no subject's name
     (LEASE, "The landlord covers water and trash collection, while electricity and internet are paid by the tenant.", True),
     (LEASE, "Pets need the landlord's written consent.", True),
     (TRAIN, "Express trains do not take bicycles, but regional trains do.", True),

@@ -257,9 +257,15 @@ def _moved_into_subject(claim: str, sentence: str, candidates: frozenset[str] | 
     subject all stand in the sentence before that name does (so the name is not a second subject: "Kudus and Bergwijn
     scored")."""
     taken = _subjects(claim) & candidates
-    replaced = {n for n in _subjects(sentence) & (names(sentence) | _initial_capitalised(sentence)) if n not in _WHEN}
+    # A capitalised first word names the subject when a verb follows it ("Kudus scored"), not a preposition ("Found in
+    # 2014 by ...", "Founded in ...").
+    follows = re.match(r"\s*[^\W\d_][\w\-]+\s+([a-z][\w\-]*)", sentence)
+    opener = _initial_capitalised(sentence) if follows and follows.group(1) not in STOPWORDS else set()
+    replaced = {n for n in _subjects(sentence) & (names(sentence) | opener) if n not in _WHEN}
     if not taken or not replaced or taken & replaced or _PRONOUN.match(sentence.lstrip()):
         return None
+    if any(re.search(rf"\bby\s+(?:[A-Z][\w'’-]*\s+)*{re.escape(n)}\b", sentence, re.IGNORECASE) for n in taken):
+        return None  # "a film directed by Christopher Nolan": the passive's agent is the subject the claim names
     taken_stems = {stem(n) for n in taken}
     rest = [w for w in content_words(claim) if w not in taken_stems]
     words = content_words(sentence)
