@@ -31,7 +31,7 @@ def ragtap(source: Path, upstream: Service) -> Service:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("RAGTAP_", "OTEL_"))}
     env["PYTHONPATH"] = str(source)
     cmd = [sys.executable, "-m", "ragtap", "serve", "--upstream", upstream.url + "/v1", "--port", str(port)]
-    return Service(f"ragtap-{source.name}", cmd, port, "/healthz", env=env, ready_timeout=180)
+    return Service(f"ragtap-{source.name}", cmd, port, "/healthz", env=env, ready_timeout=180, cwd=source)
 
 
 def main() -> int:

@@ -154,7 +154,7 @@ def measure(source: Path | None, upstream: Service, workdir: Path, scenarios: li
         ready = "/v1/models"
     cmd = ["valgrind", "--tool=callgrind", "--instr-atstart=no", "--separate-threads=yes", f"--callgrind-out-file={out_prefix}",
            sys.executable, *target]
-    service = Service(f"callgrind-{name}", cmd, port, ready, env=env, ready_timeout=600).start(workdir)
+    service = Service(f"callgrind-{name}", cmd, port, ready, env=env, ready_timeout=600, cwd=source or BENCH.parent).start(workdir)
     results: dict[str, tuple[float, float]] = {}
     try:
         valgrind_pid = service.pid

@@ -109,6 +109,9 @@ class Service:
     cpu: int = PROXY_CPU
     env: dict[str, str] | None = None
     ready_timeout: float = 60.0
+    # The working directory: `python -m ragtap` imports ragtap from it first (sys.path[0]), before PYTHONPATH, so a
+    # service measuring another checkout (`--baseline-src`) must start in that checkout.
+    cwd: Path = ROOT
     proc: subprocess.Popen[bytes] | None = None
     log_path: Path | None = None
 
@@ -121,7 +124,7 @@ class Service:
         with open(self.log_path, "wb") as out:
             self.proc = subprocess.Popen(
                 ["taskset", "-c", str(self.cpu), *self.cmd], stdout=out, stderr=subprocess.STDOUT,
-                env=self.env, cwd=ROOT, start_new_session=True,
+                env=self.env, cwd=self.cwd, start_new_session=True,
             )
         deadline = time.monotonic() + self.ready_timeout
         while time.monotonic() < deadline:

@@ -8,6 +8,7 @@ into the caller: `ExporterSet` catches and counts what an exporter throws.
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from ragtap.exchange import ExchangeRecord
@@ -68,7 +69,7 @@ class ExporterSet(Exporter):
 
     def __init__(self, exporters: list[Exporter] | None = None) -> None:
         self._exporters: tuple[Exporter, ...] = tuple(exporters or [])
-        self._hooked: dict[str, tuple[Exporter, ...]] = {}
+        self._hooked: dict[str, tuple[Callable[..., None], ...]] = {}  # hook -> the bound hooks that are not no-ops
         self.errors = 0
 
     @property
@@ -87,16 +88,16 @@ class ExporterSet(Exporter):
         return False
 
     def _each(self, hook: str, *args: Any) -> None:
-        exporters = self._hooked.get(hook)
-        if exporters is None:
+        methods = self._hooked.get(hook)
+        if methods is None:
             base = getattr(Exporter, hook)
-            exporters = self._hooked[hook] = tuple(e for e in self._exporters if getattr(type(e), hook, None) is not base)
-        for exporter in exporters:
+            methods = self._hooked[hook] = tuple(getattr(e, hook) for e in self._exporters if getattr(type(e), hook, None) is not base)
+        for method in methods:
             try:
-                getattr(exporter, hook)(*args)
+                method(*args)
             except Exception:  # an exporter must never break a request
                 self.errors += 1
-                log.exception("exporter %s failed in %s", type(exporter).__name__, hook)
+                log.exception("exporter %s failed in %s", type(method.__self__).__name__, hook)
 
     def exchange_started(self, exchange: ExchangeRecord) -> None:
         self._each("exchange_started", exchange)

@@ -30,7 +30,7 @@ from ragtap.pipeline.queue import ScoringQueue
 from ragtap.pipeline.redis_handoff import RedisHandoff
 from ragtap.proxy.chat import handle_chat
 from ragtap.proxy.clients import BODY_TIMEOUT, ClientLimits, ConnectionWatchdog
-from ragtap.proxy.errors import RAGTAP_ERROR_CODE, in_anthropic_shape, openai_error
+from ragtap.proxy.errors import in_anthropic_shape, openai_error, ragtap_error_code
 from ragtap.proxy.guarding import Guarding
 from ragtap.proxy.messages import handle_messages
 from ragtap.proxy.passthrough import handle_passthrough
@@ -102,7 +102,8 @@ async def request_path(request: web.Request, handler):  # type: ignore[no-untype
             if request.writer.output_size > 0:
                 raise  # part of a response is out already: aiohttp closes the connection
             response = openai_error(500, "ragtap: internal error (see ragtap's log)", type_="server_error", code="ragtap_internal_error")
-        if RAGTAP_ERROR_CODE in response and request.path in _MESSAGES_ROUTES and isinstance(response, web.Response):
+        code = ragtap_error_code(response)
+        if code is not None and request.path in _MESSAGES_ROUTES and isinstance(response, web.Response):
             response = in_anthropic_shape(response)
     except web.HTTPException as error:  # aiohttp's own (a 405 on /healthz, ...)
         log_rejected(request, error)
@@ -110,7 +111,7 @@ async def request_path(request: web.Request, handler):  # type: ignore[no-untype
     except asyncio.CancelledError:
         log_cancelled(request)
         raise
-    log_response(request, response, started)
+    log_response(request, response, started, code)
     return response
 
 

@@ -33,7 +33,9 @@ def _note_event(event: dict[str, Any], record: ExchangeRecord) -> None:
     if record.response_id is None:
         record.response_id = event.get("id")
         record.response_model = event.get("model")
-    note_usage(record, event.get("usage"))
+    usage = event.get("usage")
+    if usage is not None:  # (one chunk in a stream has it, at most: no call for the others)
+        note_usage(record, usage)
 
 
 def _content_text(content: Any) -> str | None:

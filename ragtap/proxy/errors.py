@@ -12,6 +12,13 @@ from ragtap.exchange import ExchangeRecord
 RAGTAP_ERROR_CODE = web.ResponseKey("ragtap_error_code", str)
 
 
+def ragtap_error_code(response: web.StreamResponse) -> str | None:
+    """The reason code of an error ragtap answered itself, None for any other response.  (A response's mapping is
+    empty unless ragtap marked it: `len` first, since `Mapping.get` / `in` raise and catch a KeyError for every
+    unmarked response, twice per request.)"""
+    return response.get(RAGTAP_ERROR_CODE) if len(response) else None
+
+
 def openai_error(status: int, message: str, *, type_: str, code: str | None = None) -> web.Response:
     body = {"error": {"message": message, "type": type_, "param": None, "code": code}}
     response = web.Response(status=status, body=orjson.dumps(body), content_type="application/json")

@@ -5,15 +5,22 @@ for requests and replies (`exchange_path.read` re-exports both) and for stream e
 from __future__ import annotations
 
 import json
-import re
 from typing import Any
 
 import orjson
 
 # orjson reads an integer beyond 64 bits as a float (123456789012345678901234567890 -> 1.2345678901234568e+29):
 # a body with a run of 20 digits anywhere (where such an integer would be) is read again by the json module, which
-# keeps integers exact.  (Runs inside strings send a body the slower way too; its values are the same.)
-_LONG_DIGITS = re.compile(rb"\d{20}")
+# keeps integers exact.  (Runs inside strings send a body the slower way too; its values are the same.)  The run is
+# found by mapping every digit to "0" and searching for twenty of them: two C loops over the bytes, where the regex
+# `\d{20}` tried a match at every position (14 us on a 1.5 KB chat request, a quarter of the event loop's
+# instructions for a plain chat; this is 1 us).
+_DIGITS_AS_ZERO = bytes.maketrans(b"0123456789", b"0000000000")
+_TWENTY_DIGITS = b"0" * 20
+
+
+def _has_long_digit_run(raw: bytes) -> bool:
+    return _TWENTY_DIGITS in raw.translate(_DIGITS_AS_ZERO)
 
 
 class JsonConstant(float):
@@ -35,7 +42,7 @@ def parse_object(raw: bytes, *, lenient: bool = False) -> dict[str, Any] | None:
         except (ValueError, RecursionError):  # (UnicodeDecodeError is a ValueError)
             return None
     else:
-        if _LONG_DIGITS.search(raw):
+        if _has_long_digit_run(raw):
             try:
                 value = json.loads(raw)
             except (ValueError, RecursionError):  # deeper than the json module reads: orjson's reading stands

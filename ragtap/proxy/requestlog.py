@@ -18,7 +18,6 @@ from time import perf_counter
 from aiohttp import web
 
 from ragtap.exchange import ExchangeRecord
-from ragtap.proxy.errors import RAGTAP_ERROR_CODE
 
 log = logging.getLogger("ragtap.requests")
 
@@ -32,10 +31,10 @@ def log_cancelled(request: web.Request) -> None:
     log.debug("request cancelled (the client went away): method=%s path=%s", request.method, request.path)
 
 
-def log_response(request: web.Request, response: web.StreamResponse, started: float) -> None:
-    """One INFO line for a request ragtap refused or failed itself (its error code), the DEBUG detail for every one;
-    `started`: `perf_counter()` when the request reached ragtap's middleware (`proxy/app.py`)."""
-    code = response.get(RAGTAP_ERROR_CODE)
+def log_response(request: web.Request, response: web.StreamResponse, started: float, code: str | None) -> None:
+    """One INFO line for a request ragtap refused or failed itself (`code`: its error code, `errors.ragtap_error_code`),
+    the DEBUG detail for every one; `started`: `perf_counter()` when the request reached ragtap's middleware
+    (`proxy/app.py`)."""
     if code is not None:
         verdict = "failed" if response.status >= 500 else "rejected"
         log.info("request %s: status=%d reason=%s method=%s path=%s", verdict, response.status, code, request.method, request.path)
