@@ -56,13 +56,10 @@ from ragtap.embedding.minilm import (
     _layer_norm,
     _mean_pool_normalised,
 )
-from ragtap.embedding.smoothing import CALIBRATION_FILE, Scales, activation_peaks, calibration_texts, smoothing_scales
+from ragtap.embedding.smoothing import CALIBRATION_FILE, Plans, activation_peaks, calibration_texts, smoothing_plans
 
 # Bump when the graph or the quantisation settings change: it is part of the cache key.
 RECIPE = "minilm-int8-v4"
-# MatMuls left in float32, as (layer, kind): the first feed-forward-down MatMul is the one whose quantisation costs
-# the most fidelity even after smoothing (its GELU input has an outlier on [CLS] that smoothing only halves).
-FLOAT_MATMULS: tuple[tuple[int, str], ...] = ((0, "ffn_down"),)
 MS_DOMAIN = "com.microsoft"
 CACHE_ENV = "RAGTAP_MODEL_CACHE"
 
@@ -77,37 +74,47 @@ def default_cache_dir() -> Path:
 @dataclass
 class _Linears:
     """Builds the weight MatMuls: x @ W.T, the bias left to the fused operator that follows (FastGelu, Add before
-    LayerNorm).  With `scales` for a MatMul, its input is divided and its weight rows multiplied by them
-    (`smoothing.py`); every MatMul's input and (in, out) weight are recorded for the calibration."""
+    LayerNorm).  With a `MatMulPlan` (`smoothing.py`, exact in float) the input is divided by the plan's scale and
+    the weight rows multiplied by it, and the plan's float channels are taken out of the MatMul and multiplied in
+    float32 beside it.  Recorded for the calibration: every MatMul's input and (in, out) weight."""
 
     g: _Graph
-    scales: Scales
+    plans: Plans
     inputs: dict[tuple[int, str], str] = field(default_factory=dict)
     weights: dict[tuple[int, str], np.ndarray] = field(default_factory=dict)
-    node_index: dict[tuple[int, str], int] = field(default_factory=dict)  # the MatMul's place in `g.nodes`
+    float_nodes: list[int] = field(default_factory=list)  # places in `g.nodes` of MatMuls that must stay float
 
     def __call__(self, key: tuple[int, str], x: str, weight: np.ndarray) -> str:
         self.inputs[key] = x
         matrix = self.weights[key] = np.ascontiguousarray(weight.T)
-        if (s := self.scales.get(key)) is not None:
-            x = self.g.op("Mul", x, self.g.const((1 / s).astype(np.float32)))
-            matrix = (matrix * s[:, None]).astype(np.float32)
-        self.node_index[key] = len(self.g.nodes)
-        return self.g.op("MatMul", x, self.g.const(matrix))
+        if (plan := self.plans.get(key)) is None:
+            return self.g.op("MatMul", x, self.g.const(matrix))
+        inverse = (1 / plan.scale).astype(np.float32)
+        smoothed = (matrix * plan.scale[:, None]).astype(np.float32)
+        # A float channel is zero in the int8 MatMul's input (so it no longer sets its scale) and in its weight.
+        inverse[plan.float_channels] = 0
+        smoothed[plan.float_channels] = 0
+        product = self.g.op("MatMul", self.g.op("Mul", x, self.g.const(inverse)), self.g.const(smoothed))
+        if not plan.float_channels.size:
+            return product
+        channels = self.g.op("Gather", x, self.g.const(plan.float_channels), axis=-1)
+        self.float_nodes.append(len(self.g.nodes))
+        return self.g.op("Add", product, self.g.op("MatMul", channels, self.g.const(np.ascontiguousarray(matrix[plan.float_channels]))))
 
-    def node_names(self, keys: Sequence[tuple[int, str]]) -> list[str]:
-        return [self.g.nodes[self.node_index[key]].name for key in keys]
+    def float_node_names(self) -> list[str]:
+        return [self.g.nodes[index].name for index in self.float_nodes]
 
 
-def build_fused_encoder(weights: dict[str, np.ndarray], cfg: BertConfig, scales: Scales | None = None) -> tuple[onnx.ModelProto, _Linears]:
+def build_fused_encoder(weights: dict[str, np.ndarray], cfg: BertConfig, plans: Plans | None = None) -> tuple[onnx.ModelProto, _Linears]:
     """The fp32 encoder with fused attention and GELU: same inputs and output as `minilm.build_encoder`, but for
     unpadded input only (one text per run, or texts of equal length): attention ignores `attention_mask`.
-    `scales`: the smoothing of `smoothing.py` (exact in float).  Also returned: the weight MatMuls' inputs.
+    `plans`: the smoothing of `smoothing.py` (exact in float).  Also returned: what the MatMuls read and which
+    must stay float.
 
     (Tried and not kept: onnxruntime's packed-QKV layout for MultiHeadAttention is not implemented on the CPU;
     the plain-operator attention of `minilm.py` and the fused `Attention`/`QAttention` measured slower.)"""
     g = _Graph()
-    linear = _Linears(g, scales or {})
+    linear = _Linears(g, plans or {})
     mask_float = g.op("Cast", "attention_mask", to=TensorProto.FLOAT)
     x = _embeddings(g, weights, cfg, "input_ids")
     for i in range(cfg.layers):
@@ -145,12 +152,12 @@ def build_fused_encoder(weights: dict[str, np.ndarray], cfg: BertConfig, scales:
 
 
 def build_smoothed_encoder(weights: dict[str, np.ndarray], cfg: BertConfig, tokenizer: Tokenizer) -> tuple[onnx.ModelProto, list[str]]:
-    """The fused encoder with its activation outliers moved into the weights, calibrated on `calibration.txt`,
-    and the names of the MatMuls that stay float (`FLOAT_MATMULS`)."""
+    """The fused encoder with its activation outliers moved into the weights or into float32, calibrated on
+    `calibration.txt`, and the names of the MatMuls that must not be quantised."""
     plain, linears = build_fused_encoder(weights, cfg)
     peaks = activation_peaks(plain, linears.inputs, tokenizer, calibration_texts())
-    model, linears = build_fused_encoder(weights, cfg, smoothing_scales(peaks, linears.weights))
-    return model, linears.node_names(FLOAT_MATMULS)
+    model, linears = build_fused_encoder(weights, cfg, smoothing_plans(peaks, linears.weights))
+    return model, linears.float_node_names()
 
 
 class _DropPreprocessingHint(logging.Filter):

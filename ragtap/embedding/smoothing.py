@@ -23,6 +23,7 @@ on one thread, so the build stays deterministic.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -39,8 +40,18 @@ ALPHA = 0.8
 # Each s is floored at this quantile of its MatMul's s: only loud channels are quietened.
 FLOOR_QUANTILE = 0.5
 
-# (layer index, MatMul kind) -> a float32 vector, one factor per input channel of that MatMul.
-Scales = Mapping[tuple[int, str], np.ndarray]
+# How many of each feed-forward-down MatMul's input channels run in float32: those still loudest after smoothing.
+FLOAT_CHANNELS = 2
+
+
+@dataclass(frozen=True)
+class MatMulPlan:
+    scale: np.ndarray  # float32, per input channel j: x_j / scale_j, weight row j * scale_j
+    float_channels: np.ndarray  # int64 input channels left out of the int8 MatMul, multiplied in float32 beside it
+
+
+# (layer index, MatMul kind) -> its plan; MatMuls without one are quantised as they are.
+Plans = Mapping[tuple[int, str], MatMulPlan]
 
 
 def calibration_texts() -> list[str]:
@@ -68,13 +79,15 @@ def activation_peaks(model: onnx.ModelProto, inputs: Mapping[tuple[int, str], st
     return {key: peaks[name] for key, name in inputs.items()}
 
 
-def smoothing_scales(peaks: Mapping[tuple[int, str], np.ndarray], weights: Mapping[tuple[int, str], np.ndarray]) -> dict[tuple[int, str], np.ndarray]:
-    """s per input channel for every smoothed MatMul; `weights[key]` is its (in, out) matrix."""
-    scales = {}
+def smoothing_plans(peaks: Mapping[tuple[int, str], np.ndarray], weights: Mapping[tuple[int, str], np.ndarray]) -> dict[tuple[int, str], MatMulPlan]:
+    """A plan for every smoothed MatMul; `weights[key]` is its (in, out) matrix."""
+    plans = {}
     for key, peak in peaks.items():
         if key[1] not in SMOOTHED:
             continue
         weight_peak = np.maximum(np.abs(weights[key]).max(axis=1).astype(np.float64), 1e-5)
         s = np.maximum(peak.astype(np.float64), 1e-5) ** ALPHA / weight_peak ** (1 - ALPHA)
-        scales[key] = np.maximum(s, np.quantile(s, FLOOR_QUANTILE)).astype(np.float32)
-    return scales
+        scale = np.maximum(s, np.quantile(s, FLOOR_QUANTILE)).astype(np.float32)
+        loudest = np.argsort(peak / scale, kind="stable")[::-1][: FLOAT_CHANNELS if key[1] == "ffn_down" else 0]
+        plans[key] = MatMulPlan(scale, np.sort(loudest).astype(np.int64))
+    return plans
