@@ -84,19 +84,51 @@ LONG_CASES = [
 
 def test_long_passages_and_their_pairs_stay_close_to_fp32(fp32: MiniLMEmbedder, int8: MiniLMInt8Embedder) -> None:
     """Issue 23: the cosines the verdict reads (support vs question, support vs answer, passage vs question) move
-    little from fp32.  Measured on these texts: the smoothed recipe (v4) mean vector cosine 0.9984, min 0.9976,
-    mean pair-cosine change 0.0053; the recipe before smoothing (v3) 0.9946, 0.9884 and 0.0101 (fails all three)."""
+    little from fp32.  Measured on these texts: the smoothed recipe (v4) mean vector cosine 0.9993, min 0.9991,
+    mean pair-cosine change 0.0034; the recipe before smoothing (v3) 0.9946, 0.9884 and 0.0101 (fails all three)."""
     texts = [text for case in LONG_CASES for text in case]
     reference, candidate = fp32.embed(texts), int8.embed(texts)
     cosines = np.sum(reference * candidate, axis=1)
-    assert cosines.mean() >= 0.997, cosines.mean()
-    assert cosines.min() >= 0.995, cosines.min()
+    assert cosines.mean() >= 0.998, cosines.mean()
+    assert cosines.min() >= 0.996, cosines.min()
     passage, question, answer, support = (np.arange(len(LONG_CASES)) * 4 + k for k in range(4))
     changes = [
         np.abs(np.sum(candidate[a] * candidate[b], axis=1) - np.sum(reference[a] * reference[b], axis=1))
         for a, b in ((support, question), (support, answer), (passage, question))
     ]
-    assert np.concatenate(changes).mean() <= 0.0075, [c.round(4) for c in changes]
+    assert np.concatenate(changes).mean() <= 0.006, [c.round(4) for c in changes]
+
+
+def test_smoothing_and_float_channels_leave_the_float_model_unchanged() -> None:
+    """Smoothing divides MatMul inputs and multiplies weight rows by the same factors, and the float channels are
+    moved from the int8 MatMul to one beside it: before quantisation the model must compute the same function."""
+    import onnxruntime as ort
+    from safetensors.numpy import load_file
+
+    from ragtap.embedding.minilm import OUTPUT, BertConfig
+    from ragtap.embedding.minilm_int8 import build_fused_encoder
+    from ragtap.embedding.smoothing import FLOAT_CHANNELS, activation_peaks, calibration_texts, smoothing_plans
+
+    model_dir = locate_model_dir()
+    cfg = BertConfig.from_dir(model_dir)
+    weights, tokenizer = load_file(str(model_dir / "model.safetensors")), load_tokenizer(model_dir, cfg)
+    plain, linears = build_fused_encoder(weights, cfg)
+    plans = smoothing_plans(activation_peaks(plain, linears.inputs, tokenizer, calibration_texts()[:12]), linears.weights)
+    smoothed, smoothed_linears = build_fused_encoder(weights, cfg, plans)
+    assert len(smoothed_linears.float_node_names()) == cfg.layers  # one float side MatMul per feed-forward-down
+    assert all(len(plans[(i, "ffn_down")].float_channels) == FLOAT_CHANNELS for i in range(cfg.layers))
+    assert max(float(plan.scale.max() / plan.scale.min()) for plan in plans.values()) > 4  # it does move something
+
+    def vectors(model) -> np.ndarray:
+        session = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
+        rows = []
+        for case in LONG_CASES[:3]:
+            for text in case:
+                ids = np.asarray(tokenizer.encode(text).ids, dtype=np.int64)[None, :]
+                rows.append(session.run([OUTPUT], {"input_ids": ids, "attention_mask": np.ones_like(ids)})[0][0])
+        return np.stack(rows)
+
+    np.testing.assert_allclose(vectors(smoothed), vectors(plain), atol=2e-5)
 
 
 def test_build_is_deterministic() -> None:

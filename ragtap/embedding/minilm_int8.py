@@ -14,11 +14,11 @@ Built from the same packaged safetensors as the fp32 model (`minilm.py`), nothin
    plain Add + LayerNormalization it replaces (a quarter of the int8 model's time in a profile);
 4. (recipe v4, issue 23) before quantisation, the few outlier activation channels that set the per-run activation
    scale are moved into the weights (SmoothQuant, `smoothing.py`, calibrated on text that ships with ragtap), and
-   the first feed-forward-down MatMul, the most sensitive one left, stays float32.  Why: on long documents 8 of
-   600 verdicts flipped with v3 (SDQ, a one-sentence support against the question, sits at its threshold) because
-   each pair cosine moved by ~0.010 on average; v4 moves them by ~0.004 (mean cosine to fp32 on those texts
-   0.9942 -> 0.9990, minimum 0.980 -> 0.994) for ~14% more int8 CPU (smoothing's `Mul`s ~5%, the float MatMul
-   ~9%).  Numbers and what else was tried: docs/embedder.md.
+   the two loudest input channels of each feed-forward-down MatMul are multiplied in float32 beside it.  Why: on
+   long documents 8 of 600 verdicts flipped with v3 (SDQ, a one-sentence support against the question, sits at
+   its threshold) because a (support, question) cosine moved by 0.010 on average; v4 moves it by 0.003 (mean
+   cosine to fp32 on those texts 0.9942 -> 0.9993, minimum 0.980 -> 0.996) for ~10% more int8 CPU.  Numbers and
+   what else was tried: docs/embedder.md.
 
 The quantised model is cached on disk (`RAGTAP_MODEL_CACHE`, else `$XDG_CACHE_HOME/ragtap` or
 `~/.cache/ragtap`) under a name made of a hash of its inputs: the weights file, the recipe version and the

@@ -13,7 +13,13 @@ weight absorbs the range, which its per-output-channel int8 scales handle well. 
 Where it applies: the query/key/value and feed-forward-up MatMuls (fed by a LayerNorm whose output is also the
 residual, so the division is a `Mul` on the MatMul's branch only) and the feed-forward-down MatMul (fed by GELU,
 nothing to fold into: a `Mul` too).  The attention-output MatMul's input has no outliers and is left alone.
-The `Mul`s cost ~5% of the int8 model's CPU; measured gains are in docs/embedder.md.
+
+Smoothing halves the feed-forward-down input's outlier (on [CLS]) but leaves it the loudest channel, and that
+MatMul stays the most sensitive one.  So its `FLOAT_CHANNELS` loudest channels after smoothing are taken out of
+the int8 MatMul (zero in its input and weight) and multiplied in float32 beside it (a `Gather` of 2 channels and a
+(2 x 384) MatMul): as good as leaving the whole MatMul float, for a fraction of the cost (LLM.int8()'s
+decomposition, with the outlier channels fixed at build time).  Together ~10% of the int8 model's CPU; measured
+gains are in docs/embedder.md.
 
 max|x_j| is measured at build time by the fp32 model on `calibration.txt`, text that ships with ragtap (prose
 from its own documentation and the thesis examples: nothing downloaded, no evaluation data), one text per run
