@@ -83,6 +83,16 @@ def locate_model_dir() -> Path:
     return model_dir
 
 
+def load_tokenizer(model_dir: Path, cfg: BertConfig) -> Tokenizer:
+    """The model's tokenizer, set up as sentence-transformers runs it."""
+    tokenizer = Tokenizer.from_file(str(model_dir / "tokenizer.json"))
+    # tokenizer.json ships with truncation at 128 and fixed padding to 128; sentence-transformers
+    # overrides both (256 tokens, pad per batch), and so must we to get the same vectors.
+    tokenizer.enable_truncation(max_length=cfg.max_seq_length)
+    tokenizer.no_padding()
+    return tokenizer
+
+
 class _Graph:
     """Collects nodes and initializers while the encoder is assembled; every value gets a unique name."""
 
@@ -234,11 +244,7 @@ class MiniLMEmbedder:
         self.dim = self.config.hidden
         self.batch_size = batch_size
 
-        self._tokenizer = Tokenizer.from_file(str(model_dir / "tokenizer.json"))
-        # tokenizer.json ships with truncation at 128 and fixed padding to 128; sentence-transformers
-        # overrides both (256 tokens, pad per batch), and so must we to get the same vectors.
-        self._tokenizer.enable_truncation(max_length=self.config.max_seq_length)
-        self._tokenizer.no_padding()
+        self._tokenizer = load_tokenizer(model_dir, self.config)
 
         model_bytes = self._model_bytes(model_dir)
         options = ort.SessionOptions()
