@@ -69,6 +69,18 @@ def contradicted(result: Assessment) -> list[str]:
     return [c.text for c in result.contradicted_claims]
 
 
+def outcomes(result: Assessment) -> list[tuple[str, str, tuple[str, ...], tuple[str, ...]]]:
+    """Each claim's outcome, reason, conflicts and missing names: what a failed assertion shows."""
+    return [(c.outcome.value, c.reason, c.conflicts, c.missing_names) for c in result.claims]
+
+
+def assert_grounded_or_one_contradiction(result: Assessment, faithful: bool) -> None:
+    if faithful:
+        assert result.verdict is Verdict.GROUNDED, (result.explanation, outcomes(result))
+    else:
+        assert len(result.contradicted_claims) == 1, outcomes(result)
+
+
 # --------------------------------------------------------------------------------------------------------------
 # one class of contradiction per test: each claim is flagged, named as contradicted, and says why
 # --------------------------------------------------------------------------------------------------------------
@@ -292,11 +304,7 @@ SECOND_SET = [
 
 @pytest.mark.parametrize("document,answer,faithful", SECOND_SET)
 def test_second_set(embedder, document: str, answer: str, faithful: bool) -> None:
-    result = score(embedder, document, answer)
-    if faithful:
-        assert result.verdict is Verdict.GROUNDED, (result.explanation, [(c.outcome.value, c.reason, c.conflicts) for c in result.claims])
-    else:
-        assert len(result.contradicted_claims) == 1, [(c.outcome.value, c.reason, c.conflicts) for c in result.claims]
+    assert_grounded_or_one_contradiction(score(embedder, document, answer), faithful)
 
 
 # --------------------------------------------------------------------------------------------------------------
@@ -395,11 +403,7 @@ THIRD_SET_MORE = [
 
 @pytest.mark.parametrize("document,answer,faithful", THIRD_SET + THIRD_SET_MORE)
 def test_third_set(embedder, document: str, answer: str, faithful: bool) -> None:
-    result = score(embedder, document, answer, question=QUESTIONS[document])
-    if faithful:
-        assert result.verdict is Verdict.GROUNDED, (result.explanation, [(c.outcome.value, c.reason, c.conflicts) for c in result.claims])
-    else:
-        assert len(result.contradicted_claims) == 1, [(c.outcome.value, c.reason, c.conflicts) for c in result.claims]
+    assert_grounded_or_one_contradiction(score(embedder, document, answer, question=QUESTIONS[document]), faithful)
 
 
 # --------------------------------------------------------------------------------------------------------------
@@ -456,13 +460,12 @@ FOURTH_SET = [
 @pytest.mark.parametrize("document,answer,faithful", FOURTH_SET)
 def test_fourth_set(embedder, document: str, answer: str, faithful: bool | str) -> None:
     result = score(embedder, document, answer, question=QUESTIONS[document])
-    outcomes = [(c.outcome.value, c.reason, c.conflicts, c.missing_names) for c in result.claims]
     if faithful == "not contradicted":
-        assert not result.contradicted_claims and result.verdict is not Verdict.GROUNDED, outcomes
+        assert not result.contradicted_claims and result.verdict is not Verdict.GROUNDED, outcomes(result)
     elif faithful:
-        assert result.verdict is Verdict.GROUNDED, (result.explanation, outcomes)
+        assert result.verdict is Verdict.GROUNDED, (result.explanation, outcomes(result))
     else:
-        assert result.verdict is not Verdict.GROUNDED, outcomes
+        assert result.verdict is not Verdict.GROUNDED, outcomes(result)
 
 
 def test_a_capitalised_function_word_is_no_name() -> None:
@@ -584,6 +587,5 @@ FIFTH_SET_MORE = [
 @pytest.mark.parametrize("document,answer,faithful", FIFTH_SET + FIFTH_SET_MORE)
 def test_fifth_set(embedder, document: str, answer: str, faithful: bool) -> None:
     result = score(embedder, document, answer)
-    outcomes = [(c.outcome.value, c.reason, c.conflicts) for c in result.claims]
     right = (result.verdict is Verdict.GROUNDED) == faithful
-    assert right != (answer in FIFTH_SET_MISSES), outcomes  # a listed miss that comes right must leave the list
+    assert right != (answer in FIFTH_SET_MISSES), outcomes(result)  # a listed miss that comes right must leave the list

@@ -214,7 +214,7 @@ def _swapped(claim: str, q: Quantity, about_q: list[tuple[Quantity, ...]], other
 
 
 def _name_conflicts(claim: str, best: Window, vocabulary: DocumentVocabulary) -> list[str]:
-    """A substituted name, in two forms.
+    """A substituted name, in three forms.
 
     1. A name the documents lack, standing where the evidence names another ("Tesla designed the motor" where the
        sentence says Bláthy designed it).  "Where": a content word next to the claim's name (within `_NEAR` words)
@@ -223,10 +223,14 @@ def _name_conflicts(claim: str, best: Window, vocabulary: DocumentVocabulary) ->
     2. A subject taken from elsewhere in the documents where the rest of the claim repeats one sentence ("Charles
        Babbage was born in London in 1815" against "Ada Lovelace was born in London in 1815"); not where that sentence
        names its subject by a pronoun ("She worked with Babbage" is about the claim's Lovelace).  Only then: a summary
-       joins facts from several sentences, so a name from another sentence is too often right to be a substitution."""
+       joins facts from several sentences, so a name from another sentence is too often right to be a substitution.
+    3. A name of the evidence sentence moved into its subject's place (`_moved_into_subject`)."""
     claim_tokens = tokens(claim)
     candidates = names(claim) | _initial_capitalised(claim)
-    sentence = max(_SENTENCES.split(best.text), key=lambda t: len(set(content_words(t)) & set(content_words(claim))))
+    claim_words = content_words(claim)
+    claim_set = set(claim_words)
+    sentences = _SENTENCES.split(best.text)
+    sentence = max(sentences, key=lambda t: len(set(content_words(t)) & claim_set))
     if _repeats_the_rest(claim, sentence, candidates) and not _PRONOUN.search(sentence):
         taken = sorted(n for n in _subjects(claim) & candidates if not name_or_short_form_in(n, tokens(sentence)))
         replaced = sorted(n for n in _subjects(sentence) & names(sentence) if n not in _WHEN and not name_or_short_form_in(n, claim_tokens))
@@ -240,8 +244,7 @@ def _name_conflicts(claim: str, best: Window, vocabulary: DocumentVocabulary) ->
     known = with_long_forms(claim, vocabulary.tokens)
     absent = [n for n in sorted(candidates)
               if n not in _WHEN and not name_or_short_form_in(n, known) and not _in_named_run(claim, n, known)]
-    claim_words = content_words(claim)
-    evidence_sentences = [content_words(s) for s in _SENTENCES.split(best.text)]
+    evidence_sentences = [content_words(s) for s in sentences]
     for name in absent:
         around = _neighbours(claim_words, stem(name))
         for other in sorted(evidence_names):

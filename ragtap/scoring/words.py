@@ -6,14 +6,14 @@ from __future__ import annotations
 def stem(word: str) -> str:
     """A light suffix stripper: enough for latch/latches, tighten/tightened, check/checking, (a final "e" dropped
     from longer words) increase/increased/increasing, and the nouns made of verbs with -ation, -ment, -ance
-    (installation/install, payment/pay, attendance/attend)."""
+    (installation/install, agreement/agree, attendance/attend; at least four letters are left, so "payment" stays)."""
     for suffix, keep in (("ies", "y"), ("ing", ""), ("ed", ""), ("es", ""), ("ly", ""), ("s", "")):
         if suffix == "es" and not word.endswith(("sses", "xes", "zes", "ches", "shes")):
             continue  # "boxes" -> "box", but "cases" -> "case" (the "s" rule)
         if word.endswith(suffix) and len(word) - len(suffix) >= 3 and not word.endswith("ss"):
             word = word[: len(word) - len(suffix)] + keep
             break
-    for suffix in ("ation", "ment", "ance"):  # "installation"/"install", "payment"/"pay", "attendance"/"attend"
+    for suffix in ("ation", "ment", "ance"):  # "installation"/"install", "agreement"/"agree"
         if word.endswith(suffix) and len(word) - len(suffix) >= 4:
             return word[: len(word) - len(suffix)]
     if word.endswith("e") and len(word) >= 5 and not word.endswith("ee"):
