@@ -22,7 +22,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("file", help="JSONL: question, documents (or retrieved), answer, supporting (optional), id")
     p.add_argument("--out", help="write one scored JSON line per interaction here (default: stdout)")
     p.add_argument("--config", help="config.toml (thresholds, embedder)")
-    p.add_argument("--batch", type=positive_int, default=128, help="interactions per embedding batch (default 128)")
+    p.add_argument("--batch", type=positive_int, help="interactions per batch: embedded together, and what one job scores at a time (default 32)")
     p.add_argument("--jobs", type=positive_int, help="processes scoring batches in parallel (default: one per core); "
                    "the output is the same, in the same order")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
@@ -45,7 +45,7 @@ def summary(verdicts: Counter[str], poor: int, scores: dict[str, list[float]], t
 
 
 def run(args: argparse.Namespace) -> int:
-    from ragtap.evaluation.jobs import assess_batches, batches_of, default_jobs
+    from ragtap.evaluation.jobs import DEFAULT_BATCH, assess_batches, batches_of, default_jobs
     from ragtap.wiring import build_embedder, build_policy
 
     config = load_config(args.config)
@@ -56,7 +56,7 @@ def run(args: argparse.Namespace) -> int:
         print(f"ragtap: warning: {without_documents} of {len(interactions)} lines have no documents: they are "
               "`unscored` (every grounding score needs the retrieved documents)", file=sys.stderr)
     policy = build_policy(config)
-    batches = batches_of(interactions, args.batch)
+    batches = batches_of(interactions, args.batch or DEFAULT_BATCH)
     jobs = max(1, min(args.jobs or default_jobs(), len(batches)))  # no more processes than batches
     out: IO[bytes] = output_file(args.out) if args.out else sys.stdout.buffer
     verdicts: Counter[str] = Counter()

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 from ragtap.config import Config
 from ragtap.evaluation.generate import GenerationRun, GenerationSettings
-from ragtap.evaluation.jobs import assess_batches, batches_of
+from ragtap.evaluation.jobs import DEFAULT_BATCH, assess_batches, batches_of
 from ragtap.records import assessment_fields
 from ragtap.types import Assessment, Document, Interaction
 from ragtap.wiring import build_policy
@@ -42,7 +42,7 @@ class RunOptions:
 
 
 def score_offline(
-    interactions: Sequence[Interaction], embedder: Embedder, config: Config, *, desc: str = "scoring", batch: int = 128, quiet: bool = False,
+    interactions: Sequence[Interaction], embedder: Embedder, config: Config, *, desc: str = "scoring", batch: int = DEFAULT_BATCH, quiet: bool = False,
     jobs: int = 1,
 ) -> list[Assessment]:
     """ragtap's scoring core over interactions that need no generation (an answer of None scores QRD only); with

@@ -31,6 +31,10 @@ from ragtap.types import Assessment, Interaction
 if TYPE_CHECKING:
     from ragtap.embedding.base import Embedder
 
+# Interactions per batch.  A batch is the unit a job takes, so there must be several per job: 600 interactions
+# in batches of 128 are 5 batches, and 2 jobs then spend the last fifth of the run with one of them idle.  Within a
+# batch, texts are embedded once; across batches the embedder's cache does the same.
+DEFAULT_BATCH = 32
 IN_FLIGHT_PER_JOB = 2  # batches handed to each process ahead of the one it works on: bounded memory, no idle gaps
 
 
