@@ -32,12 +32,12 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ragtap.scoring.alignment import EvidenceIndex
+from ragtap.scoring.alignment import EvidenceIndex, Window
 from ragtap.scoring.conflicts import find_conflicts
 from ragtap.scoring.framing import framing_cut, whole_sentence_framing
 from ragtap.scoring.lexical import DocumentVocabulary, LexicalEvidence, content_words, lexical_evidence, names
 from ragtap.scoring.passages import Passage
-from ragtap.scoring.quantities import quantities
+from ragtap.scoring.quantities import derived, quantities
 from ragtap.scoring.sentences import sentence_spans
 from ragtap.types import ClaimOutcome, ClaimSupport
 
@@ -87,6 +87,7 @@ class Claim:
 
 
 _TRAILING_MARKER = re.compile(r"\s+\(?\d{1,3}[.)]$")
+_MONTH_BEFORE = re.compile(r"\b(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\.?\s$", re.IGNORECASE)
 
 
 def split_claims(text: str) -> list[Claim]:
@@ -100,7 +101,8 @@ def split_claims(text: str) -> list[Claim]:
         if marker is not None:
             start = marker.end()
         trailing = _TRAILING_MARKER.search(text, start, end)  # "follow these steps: 1." (the item's number)
-        if trailing is not None:
+        # ...when an item follows, and not the day of a date ("on October 9.")
+        if trailing is not None and text[end:].strip() and not _MONTH_BEFORE.search(text, start, trailing.start() + 1):
             end = trailing.start()
         if start < end:
             claims.append(_framed(text, start, end))
@@ -161,6 +163,8 @@ def judge_claim(claim: Claim, vector: np.ndarray | None, evidence: Evidence, thr
     words = content_words(checked)
     windows = evidence.index.align(words) if claim.not_judged is None else []
     aligned = windows[0] if windows else None
+    if lexical.missing_numbers:
+        lexical = _without_derived(checked, lexical, windows, best)
 
     def result(outcome: ClaimOutcome, reason: str, conflicts: tuple[str, ...] = ()) -> ClaimSupport:
         return ClaimSupport(
@@ -185,6 +189,16 @@ def judge_claim(claim: Claim, vector: np.ndarray | None, evidence: Evidence, thr
         return result(ClaimOutcome.NOT_FOUND, "name_missing")
     supported, reason = decide(lexical.precision, similarity, thresholds, 0.0 if aligned is None else aligned.coverage)
     return result(ClaimOutcome.of_supported(supported), reason)
+
+
+def _without_derived(claim: str, lexical: LexicalEvidence, windows: Sequence[Window], best: Passage | None) -> LexicalEvidence:
+    """The claim's missing numbers but those it works out from its aligned evidence and itself ("two midterms at 20%
+    each ... together 40%"; "$27,700, twice the $13,850"): a sum, a difference, a ratio is no invented figure."""
+    texts = (claim, *(w.text for w in windows), *(() if best is None else (best.text,)))
+    worked_out = {q.describe() for q in quantities(claim) if q.describe() in lexical.missing_numbers and derived(q, texts)}
+    if not worked_out:
+        return lexical
+    return dataclasses.replace(lexical, missing_numbers=tuple(n for n in lexical.missing_numbers if n not in worked_out))
 
 
 def judge_short_answer(answer: str, question: str, evidence: Evidence) -> ClaimSupport | None:

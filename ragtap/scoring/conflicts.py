@@ -37,7 +37,7 @@ from ragtap.scoring.lexical import (
     with_long_forms,
 )
 from ragtap.scoring.polarity import polarity_conflicts
-from ragtap.scoring.quantities import Quantity, agree, contradicting, converted_within, quantities, stated_in
+from ragtap.scoring.quantities import Quantity, agree, changes, contradicting, converted_within, derived, quantities, stated_in
 from ragtap.scoring.words import stem
 
 MIN_COVERAGE = 0.5  # share of the claim's weighted content words the window must hold for any comparison
@@ -63,7 +63,10 @@ def find_conflicts(claim: str, windows: Sequence[Window], vocabulary: DocumentVo
     return found
 
 
-_SEGMENT = re.compile(r"[;,:]\s+|(?<=[.!?])\s+|\s+(?:and|or|but|while|whereas|whichever)\s+", re.IGNORECASE)
+# A full stop ends a part only before a capital or a digit: "from 10 a.m. to 6 p.m. on Thursdays" is one part.
+# A comma or a stop glued to a capital ("£2,980,815,The Lib Dems") or a dash between spaces ends a part too.
+_SEGMENT = re.compile(r"[;,:]\s+(?:(?:and|or|but)\s+)?|(?<=[.!?])\s+(?-i:(?![a-z]))|\s+(?:and|or|but|while|whereas|whichever)\s+"
+                      r"|(?-i:[,;:.](?=[A-Z][a-z]))|\s[-–—]\s", re.IGNORECASE)
 _LOCAL = 40  # characters each side of a number that say what it is about ("the pension plan after [12 months]")
 
 
@@ -173,13 +176,15 @@ def _number_conflicts(claim: str, window: Window) -> list[str]:
     if not own or not evidence:
         return []
     segments = [(set(content_words(part)), quantities(part)) for part in _SEGMENT.split(window.text) if part.strip()]
-    out = []
+    out = [*_reversed_change(claim, window)]
     for q in own:
-        if converted_within(q, own):
-            continue
+        if converted_within(q, own) or derived(q, (claim, window.text), cued=True):
+            continue  # the claim's own conversion, or a figure it works out ("two nights cost 280 dollars")
         about = _parts_about(claim, q, segments)
         if any(stated_in(q, found, strict=True) for found in about):
             continue  # strict: in the part about the same thing, "within 6 days" is not stated by "1 in 6 children"
+        if any(words and words <= _words_for(claim, q, own) and stated_in(q, found, strict=True) for words, found in segments):
+            continue  # a part stating it whose every word the claim says of it ("until 9 p.m. on Thursdays")
         other = next((o for found in about if (o := contradicting(q, found, strict=True)) is not None), None)
         if other is None and not stated_in(q, evidence):
             other = contradicting(q, evidence)  # "60,000 miles" where the sentence says "60,000 km", in another part
@@ -188,12 +193,41 @@ def _number_conflicts(claim: str, window: Window) -> list[str]:
     return out
 
 
+def _words_for(claim: str, q: Quantity, own: tuple[Quantity, ...]) -> set[str]:
+    """The claim's words that may qualify `q`: those around it, and those of the claim not around another of its
+    quantities ("On weekends, breakfast goes on until 11 a.m."; not "business class" in "one bag of up to 32 kg,
+    business class passengers two bags of up to 23 kg")."""
+    others = set().union(*(_context_of(claim, o) for o in own if o is not q))
+    return _context_of(claim, q) | (set(content_words(claim)) - others)
+
+
 def _parts_about(claim: str, q: Quantity, segments: list[tuple[set[str], tuple[Quantity, ...]]]) -> list[tuple[Quantity, ...]]:
-    """The quantities of the evidence's parts that say most of what the claim says around `q` (ties kept)."""
-    local = _context_of(claim, q)
+    """The quantities of the evidence's parts that say most of what the claim says around `q` (ties kept).  Where
+    tied parts disagree (one states `q`, another states it otherwise), first those whose neighbouring parts hold
+    more of the claim's other words ("Labour, which came second, spent £1,027,339" rests on the part after "which
+    came second"), then those that add fewest words the claim lacks: "check out by 1 p.m." is about "must check
+    out by 11 a.m.", not "late check-out until 1 p.m.": the claim dropped the qualifier of the number it took."""
+    local = _context_of(claim, q) - _MONTHS  # "March 15": the month is part of the date compared, not what it dates
     overlap = [len(local & words) for words, _ in segments]
     best = max(overlap, default=0)
-    return [found for (_, found), n in zip(segments, overlap) if n == best and n > 0]
+    tied = [i for i, n in enumerate(overlap) if n == best and n > 0]
+    if len(tied) > 1 and any(stated_in(q, segments[i][1], strict=True) for i in tied) \
+            and any(contradicting(q, segments[i][1], strict=True) is not None for i in tied):
+        claim_words, words_for_q = set(content_words(claim)), _words_for(claim, q, quantities(claim))
+        for rank in (lambda i: len(words_for_q & set().union(*(words for words, _ in segments[max(0, i - 1) : i + 2]))),
+                     lambda i: -len(segments[i][0] - claim_words - _MONTHS)):
+            top = max(rank(i) for i in tied)
+            tied = [i for i in tied if rank(i) == top]
+    return [segments[i][1] for i in tied]
+
+
+def _reversed_change(claim: str, window: Window) -> list[str]:
+    """A change told backwards: "improved from 6.1% to 7.4%" where the evidence says it fell to 6.1% from 7.4%."""
+    for old, new in changes(claim):
+        for evidence_old, evidence_new in changes(window.text):
+            if agree(old, evidence_new) is True and agree(new, evidence_old) is True and agree(old, evidence_old) is not True:
+                return [f"number: from {old.describe()} to {new.describe()} vs from {evidence_old.describe()} to {evidence_new.describe()}"]
+    return []
 
 
 def _swapped(claim: str, q: Quantity, about_q: list[tuple[Quantity, ...]], other: Quantity, own: tuple[Quantity, ...],
@@ -286,6 +320,9 @@ _WHEN = frozenset(
     "monday tuesday wednesday thursday friday saturday sunday january february march april may june july august september "
     "october november december".split()
 )
+
+
+_MONTHS = frozenset(stem(m) for m in "january february march april may june july august september october november december".split())
 
 
 _REPEATS = 0.85  # share of the claim's other content words the evidence sentence must hold

@@ -262,7 +262,8 @@ def lexical_evidence(claim: str, vocabulary: DocumentVocabulary, premise: Docume
     own = quantities(claim)
     stated = vocabulary.quantities + (premise.quantities if premise is not None else ())
     known = with_long_forms(claim, vocabulary.tokens | (premise.tokens if premise is not None else frozenset()))
-    missing_numbers = tuple(sorted({q.describe() for q in own if not stated_in(q, stated) and not converted_within(q, own)}))
+    missing_numbers = tuple(sorted({q.describe() for q in own
+                                   if not q.loose and not stated_in(q, stated) and not converted_within(q, own)}))
     missing_names = tuple(sorted(n for n in names(claim) if not name_or_short_form_in(n, known)))
     return LexicalEvidence(len(words), found / len(words) if words else 1.0, missing_numbers, missing_names)
 

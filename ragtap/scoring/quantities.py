@@ -98,7 +98,7 @@ _HEDGES = (
 )
 _HEDGED_HEAD = re.compile(r"(?:^|[^\w])(?:" + "|".join(re.escape(h) for h in _HEDGES) + r")\s*[$€£]?\s*$")
 # Units written with symbols the word tokenizer would cut ("km/h", "N·m", "lb-ft", "°C").
-_SYMBOL_UNIT = re.compile(r"(km/hr?|kmh|n·m|n-m|lb\.?-ft\.?|ft\.?-lbs?\.?|°\s?[cf]\b|℃|℉|%)")
+_SYMBOL_UNIT = re.compile(r"(km/hr?|kmh|n·m|n-m|lb\.?-ft\.?|ft\.?-lbs?\.?|°\s?[cf]\b|℃|℉|%|[ap]\.m\b\.?)")
 
 _NUMBER = re.compile(
     r"(?P<cur>[$€£])?\s?"
@@ -110,6 +110,7 @@ _NUMBER = re.compile(
 _WORD = re.compile(r"[^\W_]+(?:[-'’][^\W_]+)*|[%°$€£℃℉]", re.UNICODE)
 _PLUS = re.compile(r"-(?:plus|odd)\b")
 _TIME_OF_DAY = re.compile(r"\b\d{1,2}:\d{2}\b")
+_HALF_OF_DAY = re.compile(r"\s?([ap])\.?m\b\.?")  # "10:30 a.m.", "2:20 PM" (the text is lower-cased)
 
 
 @dataclass(frozen=True, slots=True)
@@ -125,12 +126,15 @@ class Quantity:
     text: str  # as written, e.g. "3 years"
     start: int  # character offsets of the number in the text
     end: int
+    loose: bool = False  # "first", or "one" that is likely no count (`_loose_one`): never a *missing* number
 
     @property
     def is_year(self) -> bool:
         return self.slot in (None, "year_date") and self.decimals == 0 and 1000 <= self.value <= 2100 and not self.ordinal
 
     def describe(self) -> str:
+        if self.slot == "clock" or (self.dimension == "time_of_day" and ":" in self.text):  # "10:30", "10:30 am"
+            return self.text if self.slot == "clock" else f"{self.text} {self.slot}"
         value = f"{self.value:g}" if self.value < 1e15 else str(self.value)
         return f"{value} {self.slot}" if self.slot and self.slot != "year_date" else value
 
@@ -157,7 +161,11 @@ def quantities(text: str) -> tuple[Quantity, ...]:
     taken: list[tuple[int, int]] = []
     for match in _TIME_OF_DAY.finditer(lowered):  # "2:20 PM": a clock time, compared as written
         hours, minutes = match.group(0).split(":")
-        found.append(Quantity(int(hours) + int(minutes) / 100, "clock", "clock", 2, False, False, match.group(0), match.start(), match.end()))
+        half = _HALF_OF_DAY.match(lowered, match.end())
+        if half is not None:  # "10:30 a.m.": an hour of the day in hours (10.5 am), as "11 a.m." is
+            found.append(Quantity(int(hours) + int(minutes) / 60, half.group(1) + "m", "time_of_day", 2, False, False, match.group(0), match.start(), match.end()))
+        else:  # "2:20" alone: compared as written, or with either half of the day (`_same_time`)
+            found.append(Quantity(int(hours) + int(minutes) / 100, "clock", "clock", 2, False, False, match.group(0), match.start(), match.end()))
         taken.append(match.span())
     for match in _NUMBER.finditer(lowered):
         start, end = match.span("num")
@@ -219,6 +227,8 @@ def _with_slot(text: str, value: float, currency: str | None, decimals: int, ord
         unit = "lb-ft" if unit.startswith("ft-lb") else unit
         slot, dimension, _ = _UNITS[unit]
     elif words:
+        if len(words) > 1 and words[0] in ("more", "fewer", "less", "extra", "additional") and _lookup_unit(words, 1) is not None:
+            words = words[1:]  # "3 more hours", "2 extra days": the unit after the comparison
         if words[0] in ("degrees", "degree", "°") and len(words) > 1 and words[1] in ("c", "f", "celsius", "fahrenheit", "centigrade"):
             slot, dimension, _ = _UNITS["degrees " + ("celsius" if words[1] in ("c", "celsius", "centigrade") else "fahrenheit")]
         elif (unit := _lookup_unit(words, 0)) is not None and not (words[0] in ("in", "s", "h", "m", "w", "min", "l", "g", "b") and not _tight(text, end)):
@@ -226,8 +236,14 @@ def _with_slot(text: str, value: float, currency: str | None, decimals: int, ord
         elif words[0] in ("°",) and len(words) == 1:
             slot, dimension = "degc", "temperature"
         elif words[0].isalpha() and words[0] not in _NOT_A_SLOT:
+            # "9 November", not "October 9, November 13": the month must follow the number directly.
             month = _MONTH.fullmatch(words[0])
-            slot = "day_of_" + words[0][:3] if month and decimals == 0 and 1 <= value <= 31 else stem(words[0].replace("’", "'"))
+            if month and rest.lstrip()[: len(words[0])] != words[0]:
+                slot = None
+            elif month and decimals == 0 and 1 <= value <= 31:
+                slot = "day_of_" + words[0][:3]
+            else:
+                slot = stem(words[0].replace("’", "'"))
     head = text[max(0, start - 24) : start]
     if slot is None or slot in _NOT_A_SLOT:
         month = _MONTH_BEFORE.search(head)  # "March 5": a day of that month
@@ -282,6 +298,8 @@ def _word_numbers(text: str, taken: list[tuple[int, int]]) -> list[Quantity]:
         if parts[-1] == "hundred" and match.group(0).startswith("a "):
             value = 100.0
         quantity = _with_slot(text, value, None, 0, ordinal, match.start(1), end)
+        if word == "first" or (word == "one" and _loose_one(text, match.start(1), quantity)):
+            quantity = dataclasses.replace(quantity, loose=True)
         if word in _MULTIPLES:  # "twice the rate" = 2 times the rate
             quantity = dataclasses.replace(quantity, slot="times", dimension="multiple")
         out.append(quantity)
@@ -289,6 +307,17 @@ def _word_numbers(text: str, taken: list[tuple[int, int]]) -> list[Quantity]:
 
 
 _MULTIPLES = frozenset({"twice", "thrice", "double", "triple"})
+# "no one", "this one", "the bigger one", "which one": a pronoun after a determiner (and perhaps an adjective).
+_ONE_AS_PRONOUN = re.compile(r"\b(?:the|this|that|which|no|any|every|each|some|other|another|such)\s+(?:[a-z]+\s+)?$")
+
+
+def _loose_one(text: str, start: int, quantity: Quantity) -> bool:
+    """"one" written as a word that is likely no count: not before a counted noun ("one of", "the bigger one and"),
+    a pronoun ("no one", "which one", "one another"), or opening the text ("One Martian year lasts 687 days": a
+    Martian year; "First, rinse ...": a step).  It is never a *missing* number; it still conflicts with another
+    count of the same thing ("one dose" / "two doses")."""
+    return (quantity.slot is None or quantity.slot == "another" or not text[:start].strip(" \t\"'“‘(")
+            or _ONE_AS_PRONOUN.search(text, max(0, start - 30), start) is not None)
 
 
 # ---------------------------------------------------------------------------------------------- comparison
@@ -338,9 +367,15 @@ def agree(claim: Quantity, evidence: Quantity, strict: bool = False) -> bool | N
     if claim.ordinal != evidence.ordinal:
         return None  # "the first sick passenger" is not a count of passengers
     if claim.slot == "clock" or evidence.slot == "clock":
-        if claim.slot != evidence.slot:
-            return None
-        return math.isclose(claim.value, evidence.value)
+        if claim.slot == evidence.slot:
+            return math.isclose(claim.value, evidence.value)
+        if "time_of_day" in (claim.dimension, evidence.dimension):
+            return _same_time(claim, evidence)  # "10:30" against "11 a.m.": either half of the day
+        return None
+    if claim.dimension == evidence.dimension == "time_of_day":  # "11 a.m." is no rounding of 10:30 a.m.
+        return abs(_to_base(claim.value, claim.slot or "") - _to_base(evidence.value, evidence.slot or "")) <= (0.5 if claim.hedged else 1 / 120)
+    if claim.slot != evidence.slot and _DATE.match(claim.slot or "") and _DATE.match(evidence.slot or ""):
+        return False  # "October 9" against "November 13": days of two months
     if claim.dimension and evidence.dimension:
         if claim.dimension != evidence.dimension:
             return None
@@ -368,6 +403,23 @@ def agree(claim: Quantity, evidence: Quantity, strict: bool = False) -> bool | N
     return None
 
 
+_DATE = re.compile(r"day_of_")
+
+
+def hour_of_day(quantity: Quantity) -> float:
+    """The hour of the day a time states, as a number of hours (a bare "2:20" is taken as written: 2.33)."""
+    if quantity.slot == "clock":
+        hours = math.floor(quantity.value)
+        return hours + round((quantity.value - hours) * 100) / 60
+    return _to_base(quantity.value, quantity.slot or "")
+
+
+def _same_time(claim: Quantity, evidence: Quantity) -> bool:
+    """A bare clock time ("10:30") is the same as a time with its half of the day when the hours agree modulo 12."""
+    gap = abs(hour_of_day(claim) - hour_of_day(evidence)) % 12
+    return min(gap, 12 - gap) <= (0.5 if claim.hedged else 1 / 120)
+
+
 def stated_in(claim: Quantity, evidence: tuple[Quantity, ...], strict: bool = False) -> bool:
     """The evidence states the claim's quantity: agrees with it, or states the same value as a count where the
     claim has an ordinal or the other way round ("the tenth week" / "week 10")."""
@@ -393,3 +445,111 @@ def converted_within(claim: Quantity, siblings: tuple[Quantity, ...]) -> bool:
         q is not claim and q.dimension == claim.dimension and q.slot != claim.slot and claim.dimension is not None and agree(claim, q) is True
         for q in siblings
     )
+
+
+# ---------------------------------------------------------------------------------------------- derived numbers
+
+_DISTRIBUTIVE = re.compile(r"\b(?:each|apiece|a piece|per|every|both)\b", re.IGNORECASE)
+_COUNT_LIMIT = 12  # "two midterms at 20% each": a count small enough to multiply a value by
+
+
+def derived(claim: Quantity, texts: tuple[str, ...], cued: bool = False) -> bool:
+    """The claim's quantity is worked out from the quantities of `texts` (texts[0] the claim, then its aligned
+    evidence) rather than stated: a sum or a difference of two values counting the same thing ("15 + 30 minutes:
+    45 minutes in all", 7.4% to 6.1%: "1.3 points lower"), a value times a small count where a text distributes it
+    ("two midterms at 20% each: 40%"), a ratio of two values of the same unit ("$27,700 is twice $13,850"), the
+    hours between two times of the day or the years between two years.  Tight on purpose: same unit only, rounding
+    at the claim's own precision (or its hedge), so that an invented number is still one the evidence does not give.
+    `cued`: sums, differences and products only where the claim says it works a figure out ("in total", "more
+    than", "each") or multiplies by a count of its own ("two nights cost 280 dollars"): a claim that merely states
+    "5 years" for a warranty of 3 (and a battery of 2) is a changed number, not a sum."""
+    own = [q for q in quantities(texts[0]) if q != claim and not q.ordinal]
+    others = own + [q for text in texts[1:] for q in quantities(text) if not q.ordinal]
+    if claim.ordinal or not others:
+        return False
+    if claim.dimension == "multiple":  # "twice", "three times": a ratio
+        return any(_close(claim.value, ratio, claim.decimals, claim.hedged) for ratio in _ratios(others))
+    if claim.dimension == "time":  # the time between two times of the day, or two years
+        hours = claim.value * _scale(claim.slot or "") / 3600
+        if any(_close(hours, gap, claim.decimals, claim.hedged) for gap in _gaps(texts)):
+            return True
+        if claim.slot == "year":
+            years = [q.value for q in others if q.is_year]
+            return any(_close(claim.value, abs(a - b), 0, claim.hedged) for a in years for b in years if a != b)
+    family = [q.value for q in others if _family(q) is not None and _family(q) == _family(claim)]
+    candidates: list[float] = []
+    if not cued or _WORKED_OUT.search(texts[0]):
+        candidates += [a + b for i, a in enumerate(family) for b in family[i + 1 :]] + [abs(a - b) for a in family for b in family]
+        if len(family) > 2:
+            candidates.append(sum(family))
+    # A count multiplies a value only where a text distributes it ("20% each", "$30 per night", "both").
+    if any(_DISTRIBUTIVE.search(text) for text in texts):
+        counts = [q.value for q in (own if cued and not _WORKED_OUT.search(texts[0]) else others)
+                  if q.dimension is None and _family(q) != _family(claim) and not q.is_year and not q.hedged and q.decimals == 0
+                  and 2 <= q.value <= _COUNT_LIMIT]
+        candidates += [n * v for n in counts for v in family]
+    return any(_close(claim.value, value, claim.decimals, claim.hedged) for value in candidates if value > 0)
+
+
+# Words by which a claim says it works a figure out.
+_WORKED_OUT = re.compile(
+    r"\b(?:total|together|combined|in all|altogether|sum|plus|minus|difference|more|less|fewer|longer|shorter|higher|"
+    r"lower|earlier|later|bigger|smaller|larger|greater|extra|additional|apart|each|apiece|per|every|both)\b", re.IGNORECASE)
+
+
+def _ratios(quantities_: list[Quantity]) -> list[float]:
+    """Each larger value over each smaller one of the same unit (not times of the day, dates or other ratios)."""
+    values = [(_family(q), q.value) for q in quantities_ if _family(q) is not None and q.value > 0]
+    return [big / small for unit, big in values for other, small in values if unit == other and big > small]
+
+
+def _family(quantity: Quantity) -> str | None:
+    """What a value must count to be added to, taken from or divided by another: the same unit ("%" and
+    "points" together), or the same counted noun; None for what is not summed (times of the day, dates, years,
+    ratios, temperatures)."""
+    slot = quantity.slot
+    if slot is None or slot in ("clock", "year_date", "degc", "degf") or slot.startswith("day_of_"):
+        return None
+    if quantity.dimension in ("time_of_day", "multiple"):
+        return None
+    return "%" if slot in ("point", "percentag") else slot
+
+
+def _gaps(texts: tuple[str, ...]) -> list[float]:
+    """The hours between times of the day: two that follow each other in one text ("open from 8 a.m. to 10 p.m."),
+    or one of the claim's (texts[0]) and one of the evidence ("1 p.m. is 3 hours before check-in at 4 p.m.").  A bare
+    clock time ("6:30") may be in either half of the day."""
+    times = [[(hour_of_day(q), q.slot == "clock") for q in quantities(text) if q.dimension in ("time_of_day", "clock")] for text in texts]
+    pairs = [pair for found in times for pair in zip(found, found[1:])]
+    pairs += [(a, b) for a in times[0] for found in times[1:] for b in found]
+    out = []
+    for (a, a_bare), (b, b_bare) in pairs:
+        gap = abs(a - b) % 24
+        out.extend((gap % 12, 12 - gap % 12) if a_bare or b_bare else (gap,))
+    return [gap for gap in out if gap > 0]
+
+
+# ---------------------------------------------------------------------------------------------- changes
+
+_FROM_TO = re.compile(r"\bfrom\s+[$€£]?\s*$")  # "from 7.4%": the old value
+_TO_FROM = re.compile(r"\b(?:to|until|till)\s+[$€£]?\s*$")  # "to 6.1%": the new value
+# What may stand between the two values of a change: the first one's unit, then "to" / "from".
+_BETWEEN = re.compile(r"^\s*(?:[^\W\d_]+\.?|%|°\s?[cf])?\s*(to|from)\s+[$€£]?\s*$", re.IGNORECASE)
+
+
+def changes(text: str) -> list[tuple[Quantity, Quantity]]:
+    """The changes `text` states, as (before, after): "from 7.4% to 6.1%" and "to 6.1% from 7.4%" both give
+    (7.4%, 6.1%).  Two values of one unit, one right after the other."""
+    lowered = text.lower()
+    found = quantities(text)
+    out = []
+    for first, second in zip(found, found[1:]):
+        between = _BETWEEN.match(lowered[first.end : second.start])
+        if between is None or not (first.slot == second.slot or (first.dimension is not None and first.dimension == second.dimension)):
+            continue
+        head = lowered[max(0, first.start - 12) : first.start]
+        if between.group(1) == "to" and _FROM_TO.search(head):
+            out.append((first, second))
+        elif between.group(1) == "from" and _TO_FROM.search(head):
+            out.append((second, first))
+    return out
