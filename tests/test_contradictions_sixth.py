@@ -29,6 +29,8 @@ MOONS = ("Saturn has more than 140 known moons, among them Titan and Rhea. Titan
          "atmosphere of nitrogen, while Rhea has almost none.")
 RESULTS = ("Quarterly sales fell 4% to 85 million dollars. Net profit slipped to 12 million as higher wages outweighed "
            "price increases. Chief Executive Maria Lopez said the company would keep its dividend unchanged.")
+CHOIR = ("Singers must attend at least 75% of the rehearsals to perform in the concert. Tickets are free for children "
+         "under 10; on the opening night they are free for all visitors.")
 RESTAURANT = ("Tables for up to 8 people can be booked online, subject to availability. Larger groups must call the "
               "restaurant. Claims about a bill are not accepted more than 30 days after the visit, and a receipt is needed.")
 
@@ -60,6 +62,11 @@ CLASSES = [
     (RESULTS, "Quarterly sales rose 4% to 85 million dollars.", False),
     (RESULTS, "Sales have fallen by 4% this quarter, to 85 million dollars.", True),
     (RESULTS, "Net profit slipped to 12 million because wage costs more than offset price rises.", True),
+    # "all X" where the evidence means part of X (a share of it, or X narrowed by a number)
+    (CHOIR, "Singers have to attend all rehearsals to perform in the concert.", False),
+    (CHOIR, "Tickets are free for all children.", False),
+    (CHOIR, "To sing in the concert, a singer has to come to at least 75% of the rehearsals.", True),
+    (CHOIR, "Children under 10 get in free, and on the opening night all visitors do.", True),
     # a title's short form is no missing name
     (RESULTS, "CEO Maria Lopez said the dividend will stay unchanged.", True),
     # "past the deadline" is "after" it; a deferral after an answer does not make it a refusal

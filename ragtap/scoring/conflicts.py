@@ -55,7 +55,7 @@ def find_conflicts(claim: str, windows: Sequence[Window], vocabulary: DocumentVo
     found: tuple[str, ...] = ()
     for rank, window in enumerate(candidates):
         conflicts = (*_number_conflicts(claim, window), *_name_conflicts(claim, window, vocabulary), *polarity_conflicts(claim, window),
-                     *_exclusive_conflicts(claim, window), *_swapped_words(claim, window))
+                     *_exclusive_conflicts(claim, window), *_universal_conflicts(claim, window), *_swapped_words(claim, window))
         if not conflicts:
             return ()
         if rank == 0:
@@ -163,6 +163,28 @@ def _exclusive_conflicts(claim: str, window: Window) -> list[str]:
                 out.append(f"only: {kept} vs {kept} and {others[0]}")
                 return out
     return out
+
+
+_ALL = re.compile(r"\b(?:all|every|each)\s+(?:of\s+)?(?:the\s+|your\s+|their\s+|its\s+)?([^\W\d_][\w-]*)", re.IGNORECASE)
+# Part of a group: "at least 80% of tutorials", "most of the stations"; or a group narrowed by a number: "children under 12".
+_PART_OF = re.compile(r"\b(?:\d+(?:\.\d+)?\s*(?:%|percent|per\s+cent)|most|some|many|half|several|a\s+few|a\s+third|a\s+quarter)"
+                      r"\s+of\s+(?:the\s+|your\s+|their\s+|its\s+)?([^\W\d_][\w-]*)", re.IGNORECASE)
+_NARROWED = re.compile(r"\b([^\W\d_][\w-]*)\s+(?:under|over|below|above|aged|older\s+than|younger\s+than)\s+\d", re.IGNORECASE)
+
+
+def _universal_conflicts(claim: str, window: Window) -> list[str]:
+    """"All X" where the evidence says only part of X is meant: "you must attend all tutorials" against "at least
+    80% of tutorials", "free for all children" against "children under 12 enter free".  Not where the evidence too
+    says all of them ("free for all visitors on the first Sunday")."""
+    if not _ALL.search(claim):
+        return []
+    said_of_all = {stem(m.group(1).lower()) for m in _ALL.finditer(window.text)}
+    parts = {stem(m.group(1).lower()): m.group(0) for pattern in (_PART_OF, _NARROWED) for m in pattern.finditer(window.text)}
+    for match in _ALL.finditer(claim):
+        group = stem(match.group(1).lower())
+        if group in parts and group not in said_of_all and group not in STOPWORDS:
+            return [f"quantifier: {match.group(0).lower()} vs {parts[group].lower()}"]
+    return []
 
 
 def _number_conflicts(claim: str, window: Window) -> list[str]:
