@@ -55,7 +55,7 @@ def find_conflicts(claim: str, windows: Sequence[Window], vocabulary: DocumentVo
     found: tuple[str, ...] = ()
     for rank, window in enumerate(candidates):
         conflicts = (*_number_conflicts(claim, window), *_name_conflicts(claim, window, vocabulary), *polarity_conflicts(claim, window),
-                     *_exclusive_conflicts(claim, window), *_swapped_words(claim, window))
+                     *_exclusive_conflicts(claim, window), *_universal_conflicts(claim, window), *_swapped_words(claim, window))
         if not conflicts:
             return ()
         if rank == 0:
@@ -168,6 +168,28 @@ def _exclusive_conflicts(claim: str, window: Window) -> list[str]:
     return out
 
 
+_ALL = re.compile(r"\b(?:all|every|each)\s+(?:of\s+)?(?:the\s+|your\s+|their\s+|its\s+)?([^\W\d_][\w-]*)", re.IGNORECASE)
+# Part of a group: "at least 80% of tutorials", "most of the stations"; or a group narrowed by a number: "children under 12".
+_PART_OF = re.compile(r"\b(?:\d+(?:\.\d+)?\s*(?:%|percent|per\s+cent)|most|some|many|half|several|a\s+few|a\s+third|a\s+quarter)"
+                      r"\s+of\s+(?:the\s+|your\s+|their\s+|its\s+)?([^\W\d_][\w-]*)", re.IGNORECASE)
+_NARROWED = re.compile(r"\b([^\W\d_][\w-]*)\s+(?:under|over|below|above|aged|older\s+than|younger\s+than)\s+\d", re.IGNORECASE)
+
+
+def _universal_conflicts(claim: str, window: Window) -> list[str]:
+    """"All X" where the evidence says only part of X is meant: "you must attend all tutorials" against "at least
+    80% of tutorials", "free for all children" against "children under 12 enter free".  Not where the evidence too
+    says all of them ("free for all visitors on the first Sunday")."""
+    if not _ALL.search(claim):
+        return []
+    said_of_all = {stem(m.group(1).lower()) for m in _ALL.finditer(window.text)}
+    parts = {stem(m.group(1).lower()): m.group(0) for pattern in (_PART_OF, _NARROWED) for m in pattern.finditer(window.text)}
+    for match in _ALL.finditer(claim):
+        group = stem(match.group(1).lower())
+        if group in parts and group not in said_of_all and group not in STOPWORDS:
+            return [f"quantifier: {match.group(0).lower()} vs {parts[group].lower()}"]
+    return []
+
+
 def _number_conflicts(claim: str, window: Window) -> list[str]:
     """A quantity of the claim that the evidence states otherwise.  Compared within the part of the sentence about
     the same thing: "pension after 3 months, bonus after 12 months" does not state "pension after 12 months"."""
@@ -270,9 +292,11 @@ def _name_conflicts(claim: str, best: Window, vocabulary: DocumentVocabulary) ->
         replaced = sorted(n for n in _subjects(sentence) & names(sentence) if n not in _WHEN and not name_or_short_form_in(n, claim_tokens))
         if taken and replaced:
             return [f"name: {taken[0]} vs {replaced[0]}"]
-    moved = _moved_into_subject(claim, sentence, candidates)
-    if moved:
-        return [moved]
+    window_words, window_names = set(content_words(best.text)), names(best.text)
+    for one in sentences:
+        moved = _moved_into_subject(claim, one, candidates, window_words, window_names)
+        if moved:
+            return [moved]
     evidence_names = [n for n in names(best.text)
                       if n not in _WHEN and not name_or_short_form_in(n, claim_tokens) and not _in_named_run(best.text, n, claim_tokens)]
     known = with_long_forms(claim, vocabulary.tokens)
@@ -288,28 +312,41 @@ def _name_conflicts(claim: str, best: Window, vocabulary: DocumentVocabulary) ->
     return []
 
 
-def _moved_into_subject(claim: str, sentence: str, candidates: frozenset[str] | set[str]) -> str | None:
+def _moved_into_subject(claim: str, sentence: str, candidates: frozenset[str] | set[str], window_words: set[str],
+                        window_names: frozenset[str]) -> str | None:
     """3. A name of the sentence moved into its subject's place: "Bergwijn scored twice in the first half" where the
     sentence says "Kudus scored twice in the first half and Bergwijn added a third".  The claim's words after its
-    subject all stand in the sentence before that name does (so the name is not a second subject: "Kudus and Bergwijn
-    scored")."""
+    subject that the sentence holds (two at least; the window holds them all) stand in it before that name
+    does (so the name is not a second subject: "Kudus and Bergwijn scored")."""
     taken = _subjects(claim) & candidates
     # A capitalised first word names the subject when a verb follows it ("Kudus scored"), not a preposition ("Found in
     # 2014 by ...", "Founded in ...").
     follows = re.match(r"\s*[^\W\d_][\w\-]+\s+([a-z][\w\-]*)", sentence)
     opener = _initial_capitalised(sentence) if follows and follows.group(1) not in STOPWORDS else set()
-    replaced = {n for n in _subjects(sentence) & (names(sentence) | opener) if n not in _WHEN}
+    claim_words = set(content_words(claim))
+    # Or the window writes it as a name inside a sentence ("... two moons, Phobos and Deimos. Phobos is the larger").
+    known = names(sentence) | opener | (_initial_capitalised(sentence) & window_names)
+    replaced = {n for n in _subjects(sentence) & known if n not in _WHEN and stem(n) not in claim_words}
     if not taken or not replaced or taken & replaced or _PRONOUN.match(sentence.lstrip()):
         return None
     if any(re.search(rf"\bby\s+(?:[A-Z][\w'’-]*\s+)*{re.escape(n)}\b", sentence, re.IGNORECASE) for n in taken):
         return None  # "a film directed by Christopher Nolan": the passive's agent is the subject the claim names
     taken_stems = {stem(n) for n in taken}
-    rest = [w for w in content_words(claim) if w not in taken_stems]
     words = content_words(sentence)
-    where = [i for i, w in enumerate(words) if w in taken_stems]
-    if len(rest) < 2 or not where or any(w not in words for w in rest) or any(w in taken_stems for w in words[: len(replaced)]):
+    # The claim's other words: all in the window, and those of this sentence before the moved name and before any
+    # other name after the subject (they are the subject's, not those of another clause's subject: "Radja scored ...
+    # and Desmarais made it 4-2 before Ling got one back" / "Ling scored to make it 4-3").  A paraphrase may take a
+    # word from the sentence before ("Deimos orbits closer to Mars" / "Mars ... has two moons, Phobos and Deimos.
+    # Phobos is the larger of the two and orbits closer to the planet, ..., while Deimos ...").
+    rest = [w for w in content_words(claim) if w not in taken_stems]
+    held = [w for w in rest if w in words]
+    subject = {stem(n) for n in replaced}
+    named = {stem(n) for n in names(sentence)} | taken_stems
+    others = [i for i, w in enumerate(words) if w in named and w not in subject]
+    if len(held) < 2 or any(w not in window_words for w in rest) or not any(w in taken_stems for w in words) \
+            or any(w in taken_stems for w in words[: len(replaced)]):
         return None
-    if max(words.index(w) for w in rest) < min(where):
+    if max(words.index(w) for w in held) < min(others):
         return f"name: {sorted(taken)[0]} vs {sorted(replaced)[0]}"
     return None
 

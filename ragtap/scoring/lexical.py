@@ -80,6 +80,9 @@ _ALIASES: tuple[frozenset[str], ...] = (
     frozenset({"un", "united nations"}),
     frozenset({"uae", "united arab emirates"}),
     frozenset({"tv", "television"}),
+    # Titles: "Chief Executive Laura Benning" is the "CEO" an answer names (the long form often drops "Officer").
+    frozenset({"ceo", "chief executive"}),
+    frozenset({"cfo", "chief financial officer", "finance chief"}),
 )
 
 

@@ -56,7 +56,13 @@ _PHRASES = {
     "no earlier than": "at_earliest", "more than": "more_than", "less than": "less_than", "fewer than": "less_than",
     "greater than": "more_than", "read-only": "read_only", "write-only": "write_only", "read only": "read_only",
     "write only": "write_only", "turn on": "turn_on", "turn off": "turn_off", "switch on": "turn_on", "switch off": "turn_off",
-    "up to": "at_most",
+    "up to": "at_most", "never more than": "at_most", "not more than": "at_most", "never less than": "at_least",
+    "not less than": "at_least",
+    # How often: the adverb and "per/every/each ..." are one term, so "charged monthly" meets "accrues daily" but a
+    # "12-month contract" never meets a "one-year contract" (a duration: quantities.py compares those).
+    "hourly": "freq_hour", "daily": "freq_day", "weekly": "freq_week", "monthly": "freq_month", "yearly": "freq_year",
+    "annually": "freq_year", "quarterly": "freq_quarter", "nightly": "freq_day",
+    **{f"{each} {unit}": f"freq_{unit}" for each in ("per", "every", "each") for unit in ("hour", "day", "week", "month", "quarter", "year")},
 }
 _OPPOSITES_LIST = (
     ("earliest", "latest"), ("at_earliest", "at_latest"), ("first", "second"), ("at_least", "at_most"), ("more_than", "less_than"), ("minimum", "maximum"), ("min", "max"),
@@ -86,13 +92,24 @@ _OPPOSITES_LIST = (
 )
 
 
+# Closed classes: any two members are opposites where one stands in the claim and the other in its evidence ("reopened
+# in December 2023" / "reopened in March 2023"; "the light turns red" / "turns green").  Not "May" (a modal verb too).
+_EXCLUSIVE_CLASSES = (
+    "january february march april june july august september october november december".split(),
+    "monday tuesday wednesday thursday friday saturday sunday".split(),
+    "freq_hour freq_day freq_week freq_month freq_quarter freq_year".split(),
+    "red green blue yellow orange white black amber purple grey gray pink brown".split(),
+)
+
+
 def _stem_term(term: str) -> str:
     return term if "_" in term else stem(term)  # joined phrases ("read_only") are compared as written
 
 
 def _opposites() -> dict[str, frozenset[str]]:
     table: dict[str, set[str]] = {}
-    for a, b in _OPPOSITES_LIST:
+    members = [(a, b) for group in _EXCLUSIVE_CLASSES for a in group for b in group if a < b and {a, b} != {"grey", "gray"}]
+    for a, b in (*_OPPOSITES_LIST, *members):
         for x, y in ((a, b), (b, a)):
             table.setdefault(_stem_term(x), set()).add(_stem_term(y))
     return {k: frozenset(v) for k, v in table.items()}
@@ -110,6 +127,7 @@ def _terms(text: str) -> list[str]:
     joined = re.sub(r"(\w)n[’']t\b", r"\1 not", joined).replace("cannot", "can not")
     joined = re.sub(r"\b(?:have|has|had|is|are|was|were)\s+yet\s+to\b", "not", joined)  # "have yet to reach" = "haven't reached"
     joined = re.sub(r"\b(?:rather\s+than|instead\s+of)\b", "not", joined)  # "private individuals rather than public figures"
+    joined = re.sub(r"\bpast(?=\s+(?:the|its|their|this|that|a|an|\d))", "after", joined)  # "three days past the deadline"
     joined = _HYPHENATED_PREFIX.sub(r"\1", joined)  # "non-profit" is "nonprofit"
     return [_term(t) for t in re.findall(r"[a-z]+_[a-z_]+|[^\W_]+", joined)]
 
@@ -157,6 +175,7 @@ def _clauses(text: str) -> list[str]:
 def polarity_conflicts(claim: str, best: Window) -> list[str]:
     """Why each clause of the claim turns its evidence clause in `best` around (negation, opposite, order)."""
     evidence_clauses = [(c, _words(c), _terms(c)) for c in _clauses(best.text)]
+    sentences = [(s, _words(s)) for s in _SENTENCE_END.split(best.text) if s.strip()]
     window_terms = [t for _, _, terms in evidence_clauses for t in terms]
     evidence_clauses = [e for e in evidence_clauses if e[1]]
     out: list[str] = []
@@ -166,13 +185,13 @@ def polarity_conflicts(claim: str, best: Window) -> list[str]:
         if len(words) < MIN_CLAUSE_OVERLAP:
             continue
         overlap = {i: len(words & e[1]) for i, e in enumerate(evidence_clauses)}
-        best = max(overlap.values(), default=0)
-        if best < MIN_CLAUSE_OVERLAP or best < 0.5 * len(words):
+        most = max(overlap.values(), default=0)
+        if most < MIN_CLAUSE_OVERLAP or most < 0.5 * len(words):
             continue
         clause_terms = _terms(clause)
         # Every evidence clause that holds the claim clause as well as the best one must turn it around.
         reasons = []
-        for i in (i for i, n in overlap.items() if n == best):
+        for i in (i for i, n in overlap.items() if n == most):
             text, held, terms = evidence_clauses[i]
             flips, why = _flips(clause, text, clause_terms, terms, words & held, window_terms)
             if not flips:
@@ -181,12 +200,34 @@ def polarity_conflicts(claim: str, best: Window) -> list[str]:
         else:
             out.append(reasons[0])
             continue
+        across = _opposite_across_clauses(clause, clause_terms, words, most, sentences)
+        if across:
+            out.append(across)
+            continue
         if denials is None:
             denials = _denials([terms for _, _, terms in evidence_clauses])
         denied = _asserts_the_denied_part(clause_terms, denials)
         if denied:
             out.append(f"negation: {denied}")
     return out
+
+
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
+
+
+def _opposite_across_clauses(clause: str, clause_terms: list[str], words: set[str], best_overlap: int,
+                             sentences: list[tuple[str, set[str]]]) -> str | None:
+    """An opposite the claim clause meets only in the evidence sentence as a whole: "Dogs are banned from the trail
+    between April and July" against "Dogs are allowed on the trail but must be kept on a lead between April and
+    July" -- the claim joins the two clauses, so neither clause alone holds both the shared words and the opposite.
+    Only where the sentence holds more of the claim clause than its best clause does, and only opposites (a
+    negation's scope does not reach across a clause)."""
+    text, held = max(sentences, key=lambda s: len(words & s[1]), default=("", set()))
+    shared = words & held
+    if len(shared) <= best_overlap or len(shared) < 0.5 * len(words):
+        return None
+    flips, why = _flips(clause, text, clause_terms, _terms(text), shared, opposites_only=True)
+    return why if flips else None
 
 
 @dataclass(frozen=True, slots=True)
@@ -269,7 +310,7 @@ def _affirmed(terms: list[str]) -> set[str]:
 
 
 def _flips(claim: str, evidence: str, claim_terms: list[str], evidence_terms: list[str], shared: set[str],
-           window_terms: Sequence[str] = ()) -> tuple[int, str]:
+           window_terms: Sequence[str] = (), *, opposites_only: bool = False) -> tuple[int, str]:
     """How the claim clause turns the evidence clause around: (1 when it does, else 0; the reasons).
 
     Opposites first ("decreased" / "increased", "unclear" / "clear").  A negation whose first word is one side of an
@@ -279,16 +320,19 @@ def _flips(claim: str, evidence: str, claim_terms: list[str], evidence_terms: li
     shares with another clause of the window is that clause's."""
     reasons: list[str] = []
     claim_set, evidence_set = set(claim_terms), set(evidence_terms)
+    # What an opposite must stand next to on both sides: the shared words, and the numbers both write ("a [minimum] of
+    # 25%" / "a [maximum] of 25%": the quantity is what the opposite qualifies).
+    anchors = shared | {t for t in claim_set & evidence_set if t[0].isdigit()}
     pairs: list[tuple[str, str]] = []
     for term in claim_terms:
         # A claim word the evidence also has is no opposite of it -- unless it stands there away from what both say,
         # with its opposite where the claim has it: "disabled by default and can be enabled in the admin panel".
-        if (term in evidence_set and _near_shared(evidence_terms, term, shared - {term})) or any(term in p for p in pairs) \
-                or not _near_shared(claim_terms, term, shared):
+        if (term in evidence_set and _near_shared(evidence_terms, term, anchors - {term})) or any(term in p for p in pairs) \
+                or not _near_shared(claim_terms, term, anchors):
             continue
         for opposite in (*_OPPOSITES.get(term, ()), _prefixed_opposite(term, evidence_set)):
             if opposite and opposite in evidence_set and opposite not in claim_set and not any(opposite in p for p in pairs) \
-                    and _near_shared(evidence_terms, opposite, shared):
+                    and _anchors_near(evidence_terms, opposite, anchors) & _anchors_near(claim_terms, term, anchors):
                 pairs.append((term, opposite))
                 break
     turned = {w for p in pairs for w in p}
@@ -296,7 +340,9 @@ def _flips(claim: str, evidence: str, claim_terms: list[str], evidence_terms: li
     evidence_heads, evidence_turned = _negated(evidence_terms, turned)
     for term, opposite in pairs:
         if not ((term in claim_turned) ^ (opposite in evidence_turned)):
-            reasons.append(f"opposite: {term.replace('_', ' ')} vs {opposite.replace('_', ' ')}")
+            reasons.append(f"opposite: {_shown(term)} vs {_shown(opposite)}")
+    if opposites_only:
+        return (1 if reasons else 0), " + ".join(reasons)
     claim_negates, evidence_negates = _governs(claim_heads, shared), _governs(evidence_heads, shared)
     plain_side, negating_side = (evidence_set, claim_set) if claim_negates else (claim_set, evidence_set)
     ceased = bool((plain_side & _CESSATION) - negating_side)  # "removed support for X" = "X is no longer supported"
@@ -309,6 +355,11 @@ def _flips(claim: str, evidence: str, claim_terms: list[str], evidence_terms: li
     if order:
         reasons.append(order)
     return (1 if reasons else 0), " + ".join(reasons)
+
+
+def _shown(term: str) -> str:
+    """A term as a reason names it: "at least", "monthly"."""
+    return f"{term[5:]}ly".replace("dayly", "daily") if term.startswith("freq_") else term.replace("_", " ")
 
 
 def _negated(terms: Sequence[str], turned: set[str]) -> tuple[list[list[str]], set[str]]:
@@ -344,6 +395,12 @@ def _governs(scopes: list[list[str]], shared: set[str]) -> bool:
         if scope[0] in shared or (held >= 2 and held * 2 >= len(shared)):
             return True
     return False
+
+
+def _anchors_near(terms: list[str], term: str, shared: set[str]) -> set[str]:
+    """The shared words next to `term` (within 3 terms): an opposite pair must qualify the same thing on both sides --
+    "[margin] fell" is no opposite of "price [rises]" in the same sentence."""
+    return {t for i, t0 in enumerate(terms) if t0 == term for t in terms[max(0, i - 3) : i] + terms[i + 1 : i + 4] if t in shared}
 
 
 def _near_shared(terms: list[str], term: str, shared: set[str]) -> bool:

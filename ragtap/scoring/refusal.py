@@ -12,6 +12,8 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 
+from ragtap.scoring.lexical import content_words
+
 _NOUN = r"(?:documents?|context|passages?|texts?|sources?|information|excerpts?|snippets?|content)"
 _SOURCE = rf"(?:retrieved |provided |given |supplied |above |available )?{_NOUN}"
 # A refusal talks about *the* documents: "the context does not mention", not "context switching does not".
@@ -75,6 +77,14 @@ DEFERRAL_PATTERNS: tuple[str, ...] = (
 _DEFERRAL = tuple(re.compile(p, re.IGNORECASE) for p in DEFERRAL_PATTERNS)
 
 
+_LEAD_WORDS = 3  # content words a sentence may say before its deferral and still be one ("For the exact torque, refer to ...")
+
+
 def is_deferral(sentence: str) -> bool:
-    """True when the sentence defers (elsewhere, "it depends") rather than states something."""
-    return any(p.search(sentence) for p in _DEFERRAL)
+    """True when the sentence defers (elsewhere, "it depends") rather than states something: the deferral leads it.
+    "You can ask for a late check-out until 1 p.m. for 25 euros, though it depends on availability" answers first."""
+    for pattern in _DEFERRAL:
+        match = pattern.search(sentence)
+        if match and len(content_words(sentence[: match.start()])) <= _LEAD_WORDS:
+            return True
+    return False
