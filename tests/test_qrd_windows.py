@@ -81,5 +81,15 @@ def test_only_the_passage_closest_to_the_question_is_windowed_in_a_second_call(e
     assess_batch([Interaction(question, (Document(BRASS_BAND), Document(RESERVOIR)), None)], spy, ScoringPolicy(DEFAULT_THRESHOLDS))
     first, second = spy.calls
     assert first == [question, BRASS_BAND, RESERVOIR]
-    assert second == [w.text for w in question_windows(Passage(1, 0, len(RESERVOIR), RESERVOIR))]
-    assert len(second) == 22  # 137 words, 12 a window, 6 apart
+    assert second == [w.text for w in question_windows(Passage(1, 0, len(RESERVOIR), RESERVOIR), question=question)]
+    assert len(second) == 5  # of the 22 windows (137 words, 12 a window, 6 apart), those sharing a word with the question
+
+
+def test_only_the_windows_sharing_a_word_with_the_question_are_compared_or_all_when_none_does() -> None:
+    passage = Passage(1, 0, len(RESERVOIR), RESERVOIR)
+    every = question_windows(passage)
+    about = question_windows(passage, question="Where does the chapel bell from the flooded village hang today?")
+    asked = ("chapel", "bell", "village", "hang")  # the question's content words, as they appear in the paragraph
+    assert [w.text for w in about] == [w.text for w in every if any(word in w.text for word in asked)]
+    assert 0 < len(about) < len(every)
+    assert question_windows(passage, question="Who painted the Mona Lisa?") == every  # no word in common: every window

@@ -7,7 +7,7 @@ The texts of one interaction are its question, answer and supporting content, th
 supporting content; a one-sentence answer is its own claim, so it costs nothing extra.
 
 A second, smaller call embeds QRD's windows: short windows of words inside the passage closest to each question
-(`_question_windows`).  Which passage that is depends on the first call's vectors; a passage no longer than one
+that share a word with it (`_question_windows`).  Which passage that is depends on the first call's vectors; a passage no longer than one
 window adds nothing.
 """
 
@@ -135,14 +135,15 @@ def _claims(plan: _Plan, vectors: np.ndarray, policy: ScoringPolicy, question: s
     return (*answer, *judged)
 
 
-def _question_windows(plans: Sequence[_Plan], vectors: np.ndarray, embedder: Embedder, policy: ScoringPolicy) -> list[np.ndarray | None]:
-    """Per interaction, the vectors of the windows of the passage closest to its question (None: no windows),
-    all embedded in one call."""
+def _question_windows(plans: Sequence[_Plan], questions: Sequence[str], vectors: np.ndarray, embedder: Embedder,
+                      policy: ScoringPolicy) -> list[np.ndarray | None]:
+    """Per interaction, the vectors of the windows of the passage closest to its question that share a word with
+    it (None: no windows), all embedded in one call."""
     table = _TextTable()
     rows: list[list[int] | None] = []
-    for plan in plans:
+    for plan, question in zip(plans, questions):
         closest = None if plan.question is None else closest_passage(vectors[plan.question], vectors[plan.passage_rows])
-        windows = [] if closest is None else question_windows(plan.passages[closest], policy.qrd_window_words)
+        windows = [] if closest is None else question_windows(plan.passages[closest], policy.qrd_window_words, question)
         rows.append([table.add(w.text) for w in windows] or None)  # type: ignore[misc]
     if not table.rows:
         return [None] * len(plans)
@@ -154,7 +155,7 @@ def assess_batch(interactions: Sequence[Interaction], embedder: Embedder, policy
     table = _TextTable()
     plans = [_plan(item, table, policy) for item in interactions]
     vectors = embedder.embed(list(table.rows)) if table.rows else np.zeros((0, 1), dtype=np.float32)
-    windows = _question_windows(plans, vectors, embedder, policy)
+    windows = _question_windows(plans, [item.question for item in interactions], vectors, embedder, policy)
 
     def row(index: int | None) -> np.ndarray | None:
         return None if index is None else vectors[index]

@@ -19,6 +19,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from ragtap.scoring.lexical import content_words
 from ragtap.scoring.sentences import sentence_spans
 
 DEFAULT_MAX_WORDS = 160
@@ -78,12 +79,22 @@ def split_passages(document: str, index: int = 0, max_words: int = DEFAULT_MAX_W
     return passages
 
 
-def question_windows(passage: Passage, words: int = DEFAULT_QRD_WINDOW_WORDS) -> list[Passage]:
+def question_windows(passage: Passage, words: int = DEFAULT_QRD_WINDOW_WORDS, question: str | None = None) -> list[Passage]:
     """The windows of `words` words, half a window apart, that QRD compares the question with inside `passage`
-    (offsets in the passage's document); none when the passage is itself no longer than one window."""
+    (offsets in the passage's document); none when the passage is itself no longer than one window.
+
+    With the `question`: only the windows that share a content word with it, or all when none does.  The window a
+    question is about nearly always shares a word with it: on 600 SQuAD questions and their own paragraphs, the best
+    window was dropped for 10 (a 0.09 lower QRD on average for those), and 55% of the windows, the most numerous
+    texts scoring embeds, were not embedded (docs/thresholds.md)."""
     if words <= 0:
         return []
     spans = word_windows(passage.text, 0, len(passage.text), words)
     if len(spans) < 2:
         return []
-    return [Passage(passage.document, passage.start + a, passage.start + b, passage.text[a:b]) for a, b in spans]
+    windows = [Passage(passage.document, passage.start + a, passage.start + b, passage.text[a:b]) for a, b in spans]
+    if question is None:
+        return windows
+    asked = set(content_words(question))
+    about = [w for w in windows if asked.intersection(content_words(w.text))]
+    return about or windows
