@@ -34,6 +34,7 @@ from ragtap.scoring.lexical import (
     name_or_short_form_in,
     names,
     tokens,
+    undotted_titles,
     with_long_forms,
 )
 from ragtap.scoring.polarity import polarity_conflicts
@@ -341,7 +342,7 @@ def _moved_into_subject(claim: str, sentence: str, candidates: frozenset[str] | 
     rest = [w for w in content_words(claim) if w not in taken_stems]
     held = [w for w in rest if w in words]
     subject = {stem(n) for n in replaced}
-    named = {stem(n) for n in names(sentence)} | taken_stems
+    named = {stem(n) for n in names(sentence) if stem(n) not in _WHEN} | taken_stems  # "on Wednesdays" names no one
     others = [i for i, w in enumerate(words) if w in named and w not in subject]
     if len(held) < 2 or any(w not in window_words for w in rest) or not any(w in taken_stems for w in words) \
             or any(w in taken_stems for w in words[: len(replaced)]):
@@ -371,7 +372,7 @@ def _subjects(text: str) -> set[str]:
     """The capitalised words opening `text` (its subject, when a name): "Charles Babbage was born ...".  Not a name
     that only describes the subject, after an article and before a common noun ("A NASA astrophysicist has ...",
     "The Sydney native, who ...")."""
-    match = re.match(r"\s*((?:[A-Z][\w'’-]*\s+){0,2}[A-Z][\w'’-]*)(\s+[a-z][\w-]*)?", text)
+    match = re.match(r"\s*((?:[A-Z][\w'’-]*\s+){0,2}[A-Z][\w'’-]*)(\s+[a-z][\w-]*)?", undotted_titles(text))
     if match is None:
         return set()
     words = match.group(1).split()

@@ -143,7 +143,7 @@ def names(text: str) -> frozenset[str]:
     """Proper names and codes (lower-cased, whole words): capitalised words inside a sentence, acronyms, model
     codes ("4C", "P215").  A sentence's first word is capitalised anyway: not a name here."""
     found: set[str] = set()
-    text = _TITLE_LINE.sub(_acronyms_only, _undotted(folded(text)))
+    text = _TITLE_LINE.sub(_acronyms_only, _undotted(undotted_titles(folded(text))))
     for match in _NAME_TOKEN.finditer(text):
         word = match.group(0)
         if word.islower() or word.isdigit():
@@ -159,6 +159,14 @@ def names(text: str) -> frozenset[str]:
         if code or acronym or (word[0].isupper() and _SENTENCE_START.search(text, max(0, match.start() - 12), match.start()) is None):
             found.add(word.lower())
     return frozenset(found)
+
+
+_HONORIFIC = re.compile(r"\b(Dr|Mr|Mrs|Ms|Prof|Rev|Gen|Col|Capt|Sgt|Lt|Gov|Sen|Rep|St|Mt)\.(?=\s+[A-Z])")
+
+
+def undotted_titles(text: str) -> str:
+    """"Dr. Amara Osei" -> "Dr Amara Osei": the title's dot ends no sentence, so "Amara" is a name inside one."""
+    return _HONORIFIC.sub(r"\1", text)
 
 
 _FUNCTION_WORDS = STOPWORDS - {"may"}  # "May" is a month as often as a modal verb

@@ -116,6 +116,7 @@ def _opposites() -> dict[str, frozenset[str]]:
 
 
 _OPPOSITES = _opposites()
+_HOW_OFTEN = re.compile(r"\b(?:hourly|daily|weekly|monthly|yearly|annually|quarterly|nightly|per|every|each)\b", re.IGNORECASE)
 _PHRASE = re.compile(r"\b(" + "|".join(re.escape(p) for p in sorted(_PHRASES, key=len, reverse=True)) + r")\b", re.IGNORECASE)
 
 
@@ -163,8 +164,12 @@ def _prefixed_opposite(term: str, other: set[str]) -> str | None:
 
 
 def _words(text: str) -> set[str]:
-    """The content words, as the terms write them: "landlord's" is "landlord" here (its terms are "landlord", "s")."""
-    return {w.rstrip("'") for w in content_words(text)}
+    """The content words, as the terms write them: "landlord's" is "landlord" here (its terms are "landlord", "s");
+    and how often, as one term ("the monthly fee" holds "freq_month", which a negation's scope shows)."""
+    words = {w.rstrip("'") for w in content_words(text)}
+    if _HOW_OFTEN.search(text):
+        words.update(t for t in _terms(text) if t.startswith("freq_"))
+    return words
 
 
 def _clauses(text: str) -> list[str]:
@@ -317,7 +322,7 @@ def _flips(claim: str, evidence: str, claim_terms: list[str], evidence_terms: li
     opposite turns that opposite back ("will not change" = "will remain the same": agreement).  The other negations:
     a clause negating what both say, against one negating nothing, is a mismatch ("never mix this medicine with
     alcohol" / "you can take this medicine with alcohol"); both negating, however worded, agree; a negation the claim
-    shares with another clause of the window is that clause's."""
+    shares with another clause of the window (the same first word, or two words of its scope) is that clause's."""
     reasons: list[str] = []
     claim_set, evidence_set = set(claim_terms), set(evidence_terms)
     # What an opposite must stand next to on both sides: the shared words, and the numbers both write ("a [minimum] of
@@ -348,8 +353,8 @@ def _flips(claim: str, evidence: str, claim_terms: list[str], evidence_terms: li
     ceased = bool((plain_side & _CESSATION) - negating_side)  # "removed support for X" = "X is no longer supported"
     scant = bool(plain_side & _SCANT)  # "could make little headway" = "was unable to make much headway"
     if claim_negates != evidence_negates and not (claim_heads and evidence_heads) and not ceased and not scant:
-        own = {scope[0] for scope in claim_heads} if claim_negates else set()
-        if not own & {scope[0] for scope in _negated(list(window_terms), turned)[0]}:
+        own = claim_heads if claim_negates else []
+        if not any(_same_negation(mine, theirs) for mine in own for theirs in _negated(list(window_terms), turned)[0]):
             reasons.append("negation")
     order = _reversed_order(claim, evidence, shared)
     if order:
@@ -360,6 +365,12 @@ def _flips(claim: str, evidence: str, claim_terms: list[str], evidence_terms: li
 def _shown(term: str) -> str:
     """A term as a reason names it: "at least", "monthly"."""
     return f"{term[5:]}ly".replace("dayly", "daily") if term.startswith("freq_") else term.replace("_", " ")
+
+
+def _same_negation(mine: list[str], theirs: list[str]) -> bool:
+    """Two negations' scopes deny the same thing: the same first word ("not [cover] ..." / "never [cover] ..."), or
+    two words in common ("don't [pay the monthly fee]" / "pay no [monthly fee]")."""
+    return mine[0] == theirs[0] or len(set(mine) & set(theirs)) >= 2
 
 
 def _negated(terms: Sequence[str], turned: set[str]) -> tuple[list[list[str]], set[str]]:
@@ -410,26 +421,32 @@ def _near_shared(terms: list[str], term: str, shared: set[str]) -> bool:
 
 
 _DURATION = re.compile(r"\b(?:seconds?|minutes?|hours?|days?|weeks?|months?|years?|decades?|shortly|long|soon|just|moments?)\s+$", re.IGNORECASE)
-_ORDER_CUE = re.compile(r"\b(before|after|prior\s+to|followed\s+by|until)\b", re.IGNORECASE)
+_ORDER_CUE = re.compile(r"\b(before|after|prior\s+to|followed\s+by|until)\b|(?:,|\band)\s+(then)\b", re.IGNORECASE)
+_CONDITION = re.compile(r"\b(?:if|when|whenever|unless)\b", re.IGNORECASE)
 
 
 def _event_order(clause: str, shared: set[str]) -> tuple[set[str], set[str]] | None:
-    """(what happens first, what happens later), as the clause's shared words, from its first order word:
-    "A before B" and "Before B, A" -> (A, B); "A after B" and "After B, A" -> (B, A)."""
-    cue = _ORDER_CUE.search(clause)
-    if cue is None or _DURATION.search(clause, 0, cue.start()):
-        return None  # "about a week before we met, ...": a date given by another event, not two events in order
-    word = cue.group(1).lower().split()[0]
-    head, tail = clause[: cue.start()], clause[cue.end() :]
-    if not _words(head) & shared and "," in tail:  # fronted: "Before updating the software, back up"
-        inner, _, outer = tail.partition(",")
-        left, right = outer, inner  # "Before B, A" reads "A before B"
-    else:
-        left, right = head, tail
-    a, b = _words(left) & shared, _words(right) & shared
-    if not a or not b:
-        return None
-    return (a, b) if word in ("before", "prior", "followed", "until") else (b, a)
+    """(what happens first, what happens later), as the clause's shared words, from the first order word that has
+    shared words on both sides: "A before B" and "Before B, A" -> (A, B); "A after B" and "After B, A" -> (B, A);
+    "A, then B" and "A and then B" -> (A, B) (not "if A, then B": a condition, no order)."""
+    for cue in _ORDER_CUE.finditer(clause):
+        if _DURATION.search(clause, 0, cue.start()):
+            return None  # "about a week before we met, ...": a date given by another event, not two events in order
+        word = (cue.group(1) or cue.group(2)).lower().split()[0]
+        head, tail = clause[: cue.start()], clause[cue.end() :]
+        if word == "then":
+            if _CONDITION.search(head):
+                continue
+            left, right = head, tail
+        elif not _words(head) & shared and "," in tail:  # fronted: "Before updating the software, back up"
+            inner, _, outer = tail.partition(",")
+            left, right = outer, inner  # "Before B, A" reads "A before B"
+        else:
+            left, right = head, tail
+        a, b = _words(left) & shared, _words(right) & shared
+        if a and b:
+            return (a, b) if word in ("before", "prior", "followed", "until", "then") else (b, a)
+    return None
 
 
 def _reversed_order(claim: str, evidence: str, shared: set[str]) -> str | None:

@@ -476,7 +476,16 @@ def derived(claim: Quantity, texts: tuple[str, ...], cued: bool = False) -> bool
         if claim.slot == "year":
             years = [q.value for q in others if q.is_year]
             return any(_close(claim.value, abs(a - b), 0, claim.hedged) for a in years for b in years if a != b)
-    family = [q.value for q in others if _family(q) is not None and _family(q) == _family(claim)]
+    # What the claim's value counts: its unit, or for a bare count ("the remaining 6") what the claim's other values
+    # count ("with 20 panels you need a second string for the remaining 6", the documents allowing 14 a string).
+    kinds = {_family(claim)} if _family(claim) is not None else set()
+    if not kinds and claim.slot is None and claim.decimals == 0:
+        kinds = {kind for q in own if (kind := _family(q)) is not None}
+    return any(_derived_as(claim, kind, own, others, texts, cued) for kind in kinds)
+
+
+def _derived_as(claim: Quantity, kind: str, own: list[Quantity], others: list[Quantity], texts: tuple[str, ...], cued: bool) -> bool:
+    family = [q.value for q in others if _family(q) == kind]
     candidates: list[float] = []
     if not cued or _WORKED_OUT.search(texts[0]):
         candidates += [a + b for i, a in enumerate(family) for b in family[i + 1 :]] + [abs(a - b) for a in family for b in family]
@@ -485,7 +494,7 @@ def derived(claim: Quantity, texts: tuple[str, ...], cued: bool = False) -> bool
     # A count multiplies a value only where a text distributes it ("20% each", "$30 per night", "both").
     if any(_DISTRIBUTIVE.search(text) for text in texts):
         counts = [q.value for q in (own if cued and not _WORKED_OUT.search(texts[0]) else others)
-                  if q.dimension is None and _family(q) != _family(claim) and not q.is_year and not q.hedged and q.decimals == 0
+                  if q.dimension is None and _family(q) != kind and not q.is_year and not q.hedged and q.decimals == 0
                   and 2 <= q.value <= _COUNT_LIMIT]
         candidates += [n * v for n in counts for v in family]
     return any(_close(claim.value, value, claim.decimals, claim.hedged) for value in candidates if value > 0)
@@ -494,7 +503,8 @@ def derived(claim: Quantity, texts: tuple[str, ...], cued: bool = False) -> bool
 # Words by which a claim says it works a figure out.
 _WORKED_OUT = re.compile(
     r"\b(?:total|together|combined|in all|altogether|sum|plus|minus|difference|more|less|fewer|longer|shorter|higher|"
-    r"lower|earlier|later|bigger|smaller|larger|greater|extra|additional|apart|each|apiece|per|every|both)\b", re.IGNORECASE)
+    r"lower|earlier|later|bigger|smaller|larger|greater|extra|additional|apart|each|apiece|per|every|both|remaining|rest)\b",
+    re.IGNORECASE)
 
 
 def _ratios(quantities_: list[Quantity]) -> list[float]:
