@@ -40,6 +40,8 @@ BANK = ("The Premium account has a monthly fee of 5 euros, which is waived if at
 WORKSHOP = ("Dr. Lena Park runs the writing workshop on Mondays, while tutor Sam Reid marks the essays on Fridays. Each shuttle "
             "bus seats up to 40 passengers; larger groups need a second bus.")
 PUMP = "To replace the filter, turn off the pump and then open the lid. Replace the filter when the light turns red."
+CLUB = ("The stadium opened in 1916; the club was founded five years later. About a third of the club's budget goes to "
+        "salaries.")
 RESTAURANT = ("Tables for up to 8 people can be booked online, subject to availability. Larger groups must call the "
               "restaurant. Claims about a bill are not accepted more than 30 days after the visit, and a receipt is needed.")
 
@@ -88,6 +90,12 @@ CLASSES = [
     (PUMP, "Open the lid, then turn off the pump.", False),
     (PUMP, "Turn off the pump first, then open the lid.", True),
     (PUMP, "If the light turns red, then replace the filter.", True),
+    # a year worked out from a year and a span; no unit read across a dash or a comma; shares told in words
+    (CLUB, "The club was founded in 1921 — five years after the stadium opened in 1916.", True),
+    (CLUB, "The club was founded in 1926, ten years after the stadium opened.", False),
+    (CLUB, "Roughly 33% of the club's budget is spent on salaries.", True),
+    (CLUB, "Not really — only about a third of the club's budget goes to salaries.", True),
+    (CLUB, "About half of the club's budget goes to salaries.", False),
     # "past the deadline" is "after" it; a deferral after an answer does not make it a refusal
     (RESTAURANT, "No. Claims more than 30 days past the visit won't be accepted, and even within those 30 days you need the receipt.", True),
     (RESTAURANT, "Yes, you can book a table for up to 8 people online, though it depends on availability.", True),

@@ -33,7 +33,8 @@ _NEGATION_WORDS = frozenset(
 # "no later than" / "no more than" (quantifiers: compared as opposites below).
 _NOT_A_NEGATION = re.compile(
     r"\bnot\s+only\b|\bno\s+matter\b|\bno\s*,|^\s*no\b\s*[.!]|\bno\.\s*\d|\bno\s+(?:later|earlier|more|less|fewer|sooner|longer)\s+than\b"
-    r"|\bnothing\s+but\b|\bno-|\bnot\s+just\b|\bno\s+doubt\b|\bno\b[^.;]{0,40}\b(?:more|better|greater|bigger|larger)\b[^.;]{0,30}\bthan\b",
+    r"|\bnothing\s+but\b|\bno-|\bnot\s+just\b|\bno\s+doubt\b|\bno\b[^.;]{0,40}\b(?:more|better|greater|bigger|larger)\b[^.;]{0,30}\bthan\b"
+    r"|^\s*not\s+(?:much|really|quite|exactly|necessarily|always|at\s+all)\b\s*(?:[—–,.!:;]|-\s)",  # a reply: "Not much — ..."
     re.IGNORECASE,
 )
 # Verbs that say something stopped or is absent: the side that has one (and not the other side) says with it what a

@@ -199,9 +199,23 @@ def quantities(text: str) -> tuple[Quantity, ...]:
         cursor = match.end("mult") if match.group("mult") and mult else after_index
         found.append(_with_slot(lowered, value, match.group("cur"), _decimals(number), bool(match.group("ord")), start, cursor))
         taken.append((start, cursor))
+    for match in _FRACTION.finditer(lowered):  # "about a fifth of the wine": 20% of it
+        if any(a <= match.start() < b for a, b in taken):
+            continue
+        count, part = (match.group(1), match.group(2)) if match.group(2) else ("a", "half")
+        value = 100 * (1 if count in ("a", "an", "one") else _WORD_NUMBERS[count]) / _DENOMINATORS[part.rstrip("s")]
+        found.append(Quantity(round(value, 1), "%", "percent", 1, True, False, match.group(0), match.start(), match.end(), loose=True))
+        taken.append(match.span())
     found.extend(_word_numbers(lowered, taken))
     found.sort(key=lambda q: q.start)
     return tuple(found)
+
+
+# A share told in words: "a fifth of", "two thirds of", "half of the", "half the"; compared as a percentage, loosely
+# (a third is 33.3%: "about 33%" and "a third" agree), and never a missing number ("half the price" may be worked
+# out from two prices), as a loose "one".
+_FRACTION = re.compile(r"\b(a|an|one|two|three|four)\s+(half|thirds?|quarters?|fifths?|tenths?)(?=\s+of\b)|\bhalf(?=\s+(?:of\s+)?(?:the|its|their|all)\b)")
+_DENOMINATORS = {"half": 2, "third": 3, "quarter": 4, "fifth": 5, "tenth": 10}
 
 
 def _glued_unit(text: str, index: int) -> bool:
@@ -215,7 +229,7 @@ def _glued_unit(text: str, index: int) -> bool:
 
 
 def _with_slot(text: str, value: float, currency: str | None, decimals: int, ordinal: bool, start: int, end: int) -> Quantity:
-    rest = text[end : end + 60]
+    rest = _UNIT_STOP.split(text[end : end + 60], maxsplit=1)[0]  # "in 1958 — ten years", "in 1968, ten years": no unit
     words = [m.group(0).rstrip(".") for m in _WORD.finditer(rest)][:4]
     slot = dimension = None
     symbol = _SYMBOL_UNIT.match(rest.lstrip())
@@ -256,6 +270,7 @@ def _with_slot(text: str, value: float, currency: str | None, decimals: int, ord
     return Quantity(value, slot, dimension, decimals, hedged, ordinal, shown, start, end)
 
 
+_UNIT_STOP = re.compile(r"[,;]|\s[-–—]\s|[–—]")  # a unit follows its number directly
 _MONTHS = r"january|february|march|april|may|june|july|august|september|october|november|december|jan|feb|mar|apr|jun|jul|aug|sep|sept|oct|nov|dec"
 _MONTH_BEFORE = re.compile(rf"\b({_MONTHS})\.?\s+$")
 _MONTH = re.compile(_MONTHS)
@@ -476,6 +491,10 @@ def derived(claim: Quantity, texts: tuple[str, ...], cued: bool = False) -> bool
         if claim.slot == "year":
             years = [q.value for q in others if q.is_year]
             return any(_close(claim.value, abs(a - b), 0, claim.hedged) for a in years for b in years if a != b)
+    if claim.slot == "year_date":  # "founded in 1958, ten years before the 1968 recognition": a year and a span of years
+        spans = [q.value for text in texts[1:] for q in quantities(text) if q.slot == "year" and q.dimension == "time"]  # the evidence's
+        return any(_close(claim.value, year + sign * span, 0, False) for year in (q.value for q in others if q.is_year)
+                   for span in spans for sign in (1, -1))
     # What the claim's value counts: its unit, or for a bare count ("the remaining 6") what the claim's other values
     # count ("with 20 panels you need a second string for the remaining 6", the documents allowing 14 a string).
     kinds = {_family(claim)} if _family(claim) is not None else set()
