@@ -42,6 +42,10 @@ WORKSHOP = ("Dr. Lena Park runs the writing workshop on Mondays, while tutor Sam
 PUMP = "To replace the filter, turn off the pump and then open the lid. Replace the filter when the light turns red."
 CLUB = ("The stadium opened in 1916; the club was founded five years later. About a third of the club's budget goes to "
         "salaries.")
+# Written after the eighth blind set (see the module's docstring).
+COUNCIL = ("The budget includes 2 million euros for new cycle lanes, but a proposal to build a new ice rink was rejected. "
+           "From November to February there are two sailings per week, and no sailings run on public holidays. "
+           "Withdrawals from Harbor Bank machines are free; other machines charge 2 dollars.")
 RESTAURANT = ("Tables for up to 8 people can be booked online, subject to availability. Larger groups must call the "
               "restaurant. Claims about a bill are not accepted more than 30 days after the visit, and a receipt is needed.")
 
@@ -96,6 +100,13 @@ CLASSES = [
     (CLUB, "Roughly 33% of the club's budget is spent on salaries.", True),
     (CLUB, "Not really — only about a third of the club's budget goes to salaries.", True),
     (CLUB, "About half of the club's budget goes to salaries.", False),
+    # an opposite a few words from what both say ("approved [plans for a new] ice rink"), in a sentence whose
+    # clauses the claim joins; "sailings" is "sailing"; "non-Harbor" is other than Harbor, not its opposite
+    (COUNCIL, "The council approved plans for a new ice rink as part of the budget.", False),
+    (COUNCIL, "The plan for a new ice rink was rejected, while the budget pays for new cycle lanes.", True),
+    (COUNCIL, "Sailings run on public holidays.", False),
+    (COUNCIL, "There are no sailings on public holidays.", True),
+    (COUNCIL, "Withdrawals at non-Harbor Bank machines cost 2 dollars, while Harbor Bank machines are free.", True),
     # "past the deadline" is "after" it; a deferral after an answer does not make it a refusal
     (RESTAURANT, "No. Claims more than 30 days past the visit won't be accepted, and even within those 30 days you need the receipt.", True),
     (RESTAURANT, "Yes, you can book a table for up to 8 people online, though it depends on availability.", True),

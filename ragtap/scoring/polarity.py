@@ -125,6 +125,7 @@ def _terms(text: str) -> list[str]:
     """Stemmed words with the opposite-bearing phrases joined ("at least" -> "at_least"), in order; "n't" is its
     own term ("doesn't" -> "doe", "not")."""
     text = _IN_A_NAME.sub(" ", text)  # "the No Fly List", "North Dakota", "Northern Lights": names, not polarity
+    text = _NON_NAME.sub(r"\1 ", text)  # "non-Northgate machines" are other machines, not the opposite of Northgate's
     joined = _PHRASE.sub(lambda m: _PHRASES[m.group(1).lower()], _NOT_A_NEGATION.sub(" ", text.lower()))
     joined = re.sub(r"(\w)n[’']t\b", r"\1 not", joined).replace("cannot", "can not")
     joined = re.sub(r"\b(?:have|has|had|is|are|was|were)\s+yet\s+to\b", "not", joined)  # "have yet to reach" = "haven't reached"
@@ -146,6 +147,7 @@ _SHORT_NEGATIONS = frozenset({"not", "no", "nor"})
 # A capitalised word inside a sentence followed by another: one word of a name ("the No Fly List", "North Dakota",
 # "Northern Lights", "Upper East Side"), whose "no", "north" or "upper" opposes nothing the other side says.
 _IN_A_NAME = re.compile(r"(?<=\w[\s\"'“])[A-Z][a-z]*(?=\s+[A-Z][a-z])")
+_NON_NAME = re.compile(r"\b([Nn]on|[Uu]n|[Aa]nti)-(?=[A-Z])")
 _HYPHENATED_PREFIX = re.compile(r"\b(non|un|dis|in|im|il|ir)-(?=[a-z])")
 
 
@@ -192,9 +194,14 @@ def polarity_conflicts(claim: str, best: Window) -> list[str]:
             continue
         overlap = {i: len(words & e[1]) for i, e in enumerate(evidence_clauses)}
         most = max(overlap.values(), default=0)
-        if most < MIN_CLAUSE_OVERLAP or most < 0.5 * len(words):
-            continue
         clause_terms = _terms(clause)
+        if most < MIN_CLAUSE_OVERLAP or most < 0.5 * len(words):
+            # No clause holds enough of it; the sentence may ("approved plans for a new swimming pool as part of the
+            # budget" / "The budget includes ..., but a proposal to build a new swimming pool was rejected").
+            across = _opposite_across_clauses(clause, clause_terms, words, most, sentences)
+            if across:
+                out.append(across)
+            continue
         # Every evidence clause that holds the claim clause as well as the best one must turn it around.
         reasons = []
         for i in (i for i, n in overlap.items() if n == most):
@@ -334,7 +341,7 @@ def _flips(claim: str, evidence: str, claim_terms: list[str], evidence_terms: li
         # A claim word the evidence also has is no opposite of it -- unless it stands there away from what both say,
         # with its opposite where the claim has it: "disabled by default and can be enabled in the admin panel".
         if (term in evidence_set and _near_shared(evidence_terms, term, anchors - {term})) or any(term in p for p in pairs) \
-                or not _near_shared(claim_terms, term, anchors):
+                or not _anchors_near(claim_terms, term, anchors):
             continue
         for opposite in (*_OPPOSITES.get(term, ()), _prefixed_opposite(term, evidence_set)):
             if opposite and opposite in evidence_set and opposite not in claim_set and not any(opposite in p for p in pairs) \
@@ -410,9 +417,13 @@ def _governs(scopes: list[list[str]], shared: set[str]) -> bool:
 
 
 def _anchors_near(terms: list[str], term: str, shared: set[str]) -> set[str]:
-    """The shared words next to `term` (within 3 terms): an opposite pair must qualify the same thing on both sides --
-    "[margin] fell" is no opposite of "price [rises]" in the same sentence."""
-    return {t for i, t0 in enumerate(terms) if t0 == term for t in terms[max(0, i - 3) : i] + terms[i + 1 : i + 4] if t in shared}
+    """The shared words around `term` (within 5 terms: "[approved] plans for a new [swimming pool]"): an opposite
+    pair must qualify the same thing on both sides -- "[margin] fell" is no opposite of "price [rises]" in the same
+    sentence."""
+    return {t for i, t0 in enumerate(terms) if t0 == term for t in terms[max(0, i - _ANCHOR) : i] + terms[i + 1 : i + 1 + _ANCHOR] if t in shared}
+
+
+_ANCHOR = 5
 
 
 def _near_shared(terms: list[str], term: str, shared: set[str]) -> bool:

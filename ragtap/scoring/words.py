@@ -42,12 +42,12 @@ def stem(word: str) -> str:
     the consonant a verb doubles before -ed/-ing undoubled (banned/ban, stopping/stop); irregular past forms are their
     verb's (taught/teach, fell/fall)."""
     word = _IRREGULAR.get(word, word)
-    for suffix, keep in (("ies", "y"), ("ing", ""), ("ed", ""), ("es", ""), ("ly", ""), ("s", "")):
+    for suffix, keep in (("ies", "y"), ("ings", ""), ("ing", ""), ("ed", ""), ("es", ""), ("ly", ""), ("s", "")):
         if suffix == "es" and not word.endswith(("sses", "xes", "zes", "ches", "shes")):
             continue  # "boxes" -> "box", but "cases" -> "case" (the "s" rule)
         if word.endswith(suffix) and len(word) - len(suffix) >= 3 and not word.endswith("ss"):
             word = word[: len(word) - len(suffix)] + keep
-            if suffix in ("ed", "ing") and len(word) >= 4 and word[-1] == word[-2] and word[-1] in _UNDOUBLED:
+            if suffix in ("ed", "ing", "ings") and len(word) >= 4 and word[-1] == word[-2] and word[-1] in _UNDOUBLED:
                 word = word[:-1]  # "banned" -> "ban", "stopping" -> "stop"; not "added" ("ad"), "staffed", "called"
             break
     for suffix in ("ation", "ment", "ance"):  # "installation"/"install", "agreement"/"agree"
