@@ -46,6 +46,9 @@ CLUB = ("The stadium opened in 1916; the club was founded five years later. Abou
 COUNCIL = ("The budget includes 2 million euros for new cycle lanes, but a proposal to build a new ice rink was rejected. "
            "From November to February there are two sailings per week, and no sailings run on public holidays. "
            "Withdrawals from Harbor Bank machines are free; other machines charge 2 dollars.")
+LAKES = ("Lake Vorn reaches a depth of 84 metres. Lake Ashby, further north, is 112 metres deep. The Arrow bike weighs "
+         "9.2 kg. The Comet bike weighs 11.5 kg. Riverside school has 420 pupils. Hillcrest school has 380 pupils.")
+MOTION = "Councillor Ana Ruiz proposed the motion and Councillor Tom Berg seconded it."
 RESTAURANT = ("Tables for up to 8 people can be booked online, subject to availability. Larger groups must call the "
               "restaurant. Claims about a bill are not accepted more than 30 days after the visit, and a receipt is needed.")
 
@@ -107,6 +110,16 @@ CLASSES = [
     (COUNCIL, "Sailings run on public holidays.", False),
     (COUNCIL, "There are no sailings on public holidays.", True),
     (COUNCIL, "Withdrawals at non-Harbor Bank machines cost 2 dollars, while Harbor Bank machines are free.", True),
+    # a comparison against the values the documents give each side (no sentence states it)
+    (LAKES, "Lake Vorn is deeper than Lake Ashby.", False),
+    (LAKES, "Lake Ashby is deeper than Lake Vorn, by 28 metres.", True),
+    (LAKES, "The Arrow is heavier than the Comet.", False),
+    (LAKES, "The Comet bike is heavier than the Arrow bike.", True),
+    (LAKES, "Hillcrest school has more pupils than Riverside school.", False),
+    (LAKES, "Riverside school has 40 more pupils than Hillcrest school.", True),
+    # two names of several words trading places
+    (MOTION, "Councillor Tom Berg proposed the motion and Councillor Ana Ruiz seconded it.", False),
+    (MOTION, "The motion was proposed by Councillor Ana Ruiz and seconded by Councillor Tom Berg.", True),
     # "past the deadline" is "after" it; a deferral after an answer does not make it a refusal
     (RESTAURANT, "No. Claims more than 30 days past the visit won't be accepted, and even within those 30 days you need the receipt.", True),
     (RESTAURANT, "Yes, you can book a table for up to 8 people online, though it depends on availability.", True),

@@ -33,6 +33,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ragtap.scoring.alignment import EvidenceIndex, Window
+from ragtap.scoring.comparisons import comparison_conflicts
 from ragtap.scoring.conflicts import find_conflicts
 from ragtap.scoring.framing import framing_cut, whole_sentence_framing
 from ragtap.scoring.lexical import DocumentVocabulary, LexicalEvidence, content_words, lexical_evidence, names
@@ -41,6 +42,7 @@ from ragtap.scoring.quantities import derived, quantities
 from ragtap.scoring.sentences import sentence_spans
 from ragtap.types import ClaimOutcome, ClaimSupport
 
+_COMPARED = 3  # windows a comparison's two values are looked for in (each side may have its own sentence)
 # A list item's marker is not part of its claim: "- Use jack stands." / "2) Loosen the lug nuts."
 _BARE_MARKER = re.compile(r"\(?\d{1,3}[.)]")
 _LIST_MARKER = re.compile(r"(?:[-*•▪◦‣–]|\(?\d{1,3}[.)]|\(?[a-zA-Z][.)])\s+")
@@ -178,7 +180,7 @@ def judge_claim(claim: Claim, vector: np.ndarray | None, evidence: Evidence, thr
         return result(ClaimOutcome.NOT_JUDGED, claim.not_judged)
     if lexical.content_words < thresholds.min_content_words:
         return result(ClaimOutcome.NOT_JUDGED, "too_short")
-    conflicts = find_conflicts(checked, windows, evidence.vocabulary)
+    conflicts = find_conflicts(checked, windows, evidence.vocabulary) or comparison_conflicts(checked, [w.text for w in windows[:_COMPARED]])
     if conflicts:
         return result(ClaimOutcome.CONTRADICTED, "contradicted", conflicts)
     states_numbers = any(quantities(w.text) for w in windows[:1]) or (best is not None and bool(quantities(best.text)))

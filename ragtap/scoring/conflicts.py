@@ -103,11 +103,14 @@ def _swapped_words(claim: str, window: Window) -> list[str]:
     for water, the tenant for electricity" with the two parties swapped.  A word's place is the content words just
     before and after it; the claim puts each word in the other's place.  Words written twice are not compared, and
     words of one list ("flour and sugar" / "sugar and flour") are not swapped by a reordering."""
+    shown = _shown_names(claim)
+    claim = _one_word_names(claim)
     claim_words = content_words(claim)
     if len(claim_words) < 3:
         return []
     claim_places = _places(claim_words)
     for sentence in _SENTENCES.split(window.text):
+        sentence = _one_word_names(sentence)
         words = content_words(sentence)
         places = _places(words)
         shared = sorted(w for w in places if w in claim_places and places[w] != (None, None) and claim_places[w] != (None, None))
@@ -116,8 +119,23 @@ def _swapped_words(claim: str, window: Window) -> list[str]:
                 if places[a] == places[b] or claim_places[a] != places[b] or claim_places[b] != places[a]:
                     continue
                 if abs(words.index(a) - words.index(b)) > 1 and not _listed(sentence, a, b) and not _compounded(claim, sentence, a, b):
-                    return [f"swapped: {a} and {b}"]
+                    return [f"swapped: {shown.get(a, a)} and {shown.get(b, b)}"]
     return []
+
+
+_NAME_RUN = re.compile(r"\b[A-Z][\w'’-]*(?:\s+[A-Z][\w'’-]*)+")
+
+
+def _one_word_names(text: str) -> str:
+    """A name of several capitalised words as one word ("Councillor Raj Mehta" -> "CouncillorRajMehta"), so that two
+    names trading places are seen as two words trading places."""
+    return _NAME_RUN.sub(lambda m: "".join(m.group(0).split()), undotted_titles(text))
+
+
+def _shown_names(text: str) -> dict[str, str]:
+    """The one-word form of each name of several words (as `content_words` writes it), to the name as written."""
+    runs = (m.group(0) for m in _NAME_RUN.finditer(undotted_titles(text)))
+    return {words[0]: run.lower() for run in runs if (words := content_words("".join(run.split())))}
 
 
 def _places(words: list[str]) -> dict[str, tuple[str | None, str | None]]:

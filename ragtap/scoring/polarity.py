@@ -147,7 +147,7 @@ _SHORT_NEGATIONS = frozenset({"not", "no", "nor"})
 # A capitalised word inside a sentence followed by another: one word of a name ("the No Fly List", "North Dakota",
 # "Northern Lights", "Upper East Side"), whose "no", "north" or "upper" opposes nothing the other side says.
 _IN_A_NAME = re.compile(r"(?<=\w[\s\"'“])[A-Z][a-z]*(?=\s+[A-Z][a-z])")
-_NON_NAME = re.compile(r"\b([Nn]on|[Uu]n|[Aa]nti)-(?=[A-Z])")
+_NON_NAME = re.compile(r"\b(non|un|anti)-(?=[A-Z])")  # lower-case prefix: "Non-Locking Storage Wall" is a title
 _HYPHENATED_PREFIX = re.compile(r"\b(non|un|dis|in|im|il|ir)-(?=[a-z])")
 
 

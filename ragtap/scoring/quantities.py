@@ -241,8 +241,8 @@ def _with_slot(text: str, value: float, currency: str | None, decimals: int, ord
         unit = "lb-ft" if unit.startswith("ft-lb") else unit
         slot, dimension, _ = _UNITS[unit]
     elif words:
-        if len(words) > 1 and words[0] in ("more", "fewer", "less", "extra", "additional") and _lookup_unit(words, 1) is not None:
-            words = words[1:]  # "3 more hours", "2 extra days": the unit after the comparison
+        if len(words) > 1 and words[0] in ("more", "fewer", "less", "extra", "additional") and words[1].isalpha():
+            words = words[1:]  # "3 more hours", "40 more pupils": the unit or the noun after the comparison
         if words[0] in ("degrees", "degree", "°") and len(words) > 1 and words[1] in ("c", "f", "celsius", "fahrenheit", "centigrade"):
             slot, dimension, _ = _UNITS["degrees " + ("celsius" if words[1] in ("c", "celsius", "centigrade") else "fahrenheit")]
         elif (unit := _lookup_unit(words, 0)) is not None and not (words[0] in ("in", "s", "h", "m", "w", "min", "l", "g", "b") and not _tight(text, end)):
@@ -351,6 +351,11 @@ def _to_base(value: float, slot: str) -> float:
     if slot == "pm" and value < 12:
         return value + 12
     return value * _UNITS[slot][2] if slot in _UNITS else value
+
+
+def in_base_unit(quantity: Quantity) -> float:
+    """The quantity's value in its dimension's base unit (metres, kilograms, seconds...), to compare with another."""
+    return _to_base(quantity.value, quantity.slot) if quantity.slot else quantity.value
 
 
 def _close(claim: float, evidence: float, decimals: int, hedged: bool) -> bool:
@@ -522,7 +527,8 @@ def _derived_as(claim: Quantity, kind: str, own: list[Quantity], others: list[Qu
 # Words by which a claim says it works a figure out.
 _WORKED_OUT = re.compile(
     r"\b(?:total|together|combined|in all|altogether|sum|plus|minus|difference|more|less|fewer|longer|shorter|higher|"
-    r"lower|earlier|later|bigger|smaller|larger|greater|extra|additional|apart|each|apiece|per|every|both|remaining|rest)\b",
+    r"lower|earlier|later|bigger|smaller|larger|greater|extra|additional|apart|each|apiece|per|every|both|remaining|rest"
+    r"|[a-z]{3,}er\s+than)\b",  # "deeper than Lake Vorn, by 28 metres"
     re.IGNORECASE)
 
 
