@@ -49,6 +49,8 @@ COUNCIL = ("The budget includes 2 million euros for new cycle lanes, but a propo
 LAKES = ("Lake Vorn reaches a depth of 84 metres. Lake Ashby, further north, is 112 metres deep. The Arrow bike weighs "
          "9.2 kg. The Comet bike weighs 11.5 kg. Riverside school has 420 pupils. Hillcrest school has 380 pupils.")
 MOTION = "Councillor Ana Ruiz proposed the motion and Councillor Tom Berg seconded it."
+FEES = ("A 30-euro sign-up fee is charged unless you join during an open week. Parking fees rise by 2 euros from May, "
+        "except for residents with a permit.")
 RESTAURANT = ("Tables for up to 8 people can be booked online, subject to availability. Larger groups must call the "
               "restaurant. Claims about a bill are not accepted more than 30 days after the visit, and a receipt is needed.")
 
@@ -120,6 +122,12 @@ CLASSES = [
     # two names of several words trading places
     (MOTION, "Councillor Tom Berg proposed the motion and Councillor Ana Ruiz seconded it.", False),
     (MOTION, "The motion was proposed by Councillor Ana Ruiz and seconded by Councillor Tom Berg.", True),
+    # a condition or an exception turned around ("unless" is "if not"; "except for" against "only for")
+    (FEES, "The 30-euro sign-up fee is only charged if you join during an open week.", False),
+    (FEES, "You pay the 30-euro sign-up fee unless you join during an open week.", True),
+    (FEES, "If you join during an open week, there is no sign-up fee.", True),
+    (FEES, "Parking fees rise by 2 euros from May, but only for residents with a permit.", False),
+    (FEES, "From May parking costs 2 euros more, except for residents who have a permit.", True),
     # "past the deadline" is "after" it; a deferral after an answer does not make it a refusal
     (RESTAURANT, "No. Claims more than 30 days past the visit won't be accepted, and even within those 30 days you need the receipt.", True),
     (RESTAURANT, "Yes, you can book a table for up to 8 people online, though it depends on availability.", True),

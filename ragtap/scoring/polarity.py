@@ -49,7 +49,10 @@ _CESSATION = frozenset(
 # plain assertion for a negation on the other side to contradict; the two may say the same thing.
 _SCANT = frozenset(stem(w) for w in "little few hardly barely scarcely seldom rarely".split())
 _SCOPE = 5  # a negation governs the words up to this many tokens after it ("does not [cover water damage]")
-_CLAUSE = re.compile(r"[;:]\s+|(?<=[.!?])\s+|\s+(?:but|while|whereas|although|though|however|except|unless)\s+|\s+-{1,2}\s+", re.IGNORECASE)
+# Clauses.  "except" opens its clause and stays in it ("except for" / "only for" are compared); "unless" is "if not"
+# inside its sentence's clause (`_terms`), so both sides' conditions are compared with what they govern.
+_CLAUSE = re.compile(r"[;:]\s+|(?<=[.!?])\s+|\s+(?:but|while|whereas|although|though|however)\s+|\s+(?=except\s)|\s+-{1,2}\s+",
+                     re.IGNORECASE)
 
 # Opposites, by stem.  Multi-word ones are joined with "_" before matching ("at least" -> "at_least").
 _PHRASES = {
@@ -57,6 +60,8 @@ _PHRASES = {
     "no earlier than": "at_earliest", "more than": "more_than", "less than": "less_than", "fewer than": "less_than",
     "greater than": "more_than", "read-only": "read_only", "write-only": "write_only", "read only": "read_only",
     "write only": "write_only", "turn on": "turn_on", "turn off": "turn_off", "switch on": "turn_on", "switch off": "turn_off",
+    "except for": "except", "apart from": "except",
+    **{f"only {to}": "only_to" for to in ("for", "to", "on", "in", "at")},  # "only for households on pension credit"
     "up to": "at_most", "never more than": "at_most", "not more than": "at_most", "never less than": "at_least",
     "not less than": "at_least",
     # How often: the adverb and "per/every/each ..." are one term, so "charged monthly" meets "accrues daily" but a
@@ -90,6 +95,8 @@ _OPPOSITES_LIST = (
     ("deep", "shallow"), ("near", "far"), ("inbound", "outbound"), ("upload", "download"), ("input", "output"),
     ("increase", "drop"), ("change", "remain"), ("change", "same"), ("change", "stay"), ("differ", "same"),
     ("vary", "same"), ("vary", "constant"), ("half", "full"), ("partial", "full"), ("partial", "complete"),
+    # an exception turned around: "the tax rises except for households on pension credit" / "rises only for them"
+    ("except", "only_to"),
 )
 
 
@@ -130,6 +137,7 @@ def _terms(text: str) -> list[str]:
     joined = re.sub(r"(\w)n[’']t\b", r"\1 not", joined).replace("cannot", "can not")
     joined = re.sub(r"\b(?:have|has|had|is|are|was|were)\s+yet\s+to\b", "not", joined)  # "have yet to reach" = "haven't reached"
     joined = re.sub(r"\b(?:rather\s+than|instead\s+of)\b", "not", joined)  # "private individuals rather than public figures"
+    joined = re.sub(r"\bunless\b", "if not", joined)  # "charged unless you join in an open week" / "charged if you join ..."
     joined = re.sub(r"\bpast(?=\s+(?:the|its|their|this|that|a|an|\d))", "after", joined)  # "three days past the deadline"
     joined = _HYPHENATED_PREFIX.sub(r"\1", joined)  # "non-profit" is "nonprofit"
     return [_term(t) for t in re.findall(r"[a-z]+_[a-z_]+|[^\W_]+", joined)]
@@ -371,7 +379,9 @@ def _flips(claim: str, evidence: str, claim_terms: list[str], evidence_terms: li
 
 
 def _shown(term: str) -> str:
-    """A term as a reason names it: "at least", "monthly"."""
+    """A term as a reason names it: "at least", "monthly", "only"."""
+    if term == "only_to":
+        return "only"
     return f"{term[5:]}ly".replace("dayly", "daily") if term.startswith("freq_") else term.replace("_", " ")
 
 
