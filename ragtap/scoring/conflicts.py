@@ -101,8 +101,10 @@ def _swapped_words(claim: str, window: Window) -> list[str]:
     """Two words of one evidence sentence trading places: "the light blinks orange during the reset and turns solid
     green" told as "blinks green ... turns solid orange"; "Ajax beat PSV" told as "PSV beat Ajax"; "the landlord pays
     for water, the tenant for electricity" with the two parties swapped.  A word's place is the content words just
-    before and after it; the claim puts each word in the other's place.  Words written twice are not compared, and
-    words of one list ("flour and sugar" / "sugar and flour") are not swapped by a reordering."""
+    before and after it; the claim puts each word in the other's place.  A name of several words is one word here
+    ("Councillor Raj Mehta proposed ..., Councillor Dana Whitlock seconded" told the other way round).  Words written
+    twice are not compared, and words of one list ("flour and sugar" / "sugar and flour") are not swapped by a
+    reordering."""
     shown = _shown_names(claim)
     claim = _one_word_names(claim)
     claim_words = content_words(claim)

@@ -3,12 +3,15 @@
 - **negation**: a negation (not, never, no, without, cannot, refused...) on one side only, governing what both
   clauses say ("never mix this medicine with alcohol" / "you can take this medicine with alcohol");
 - **opposites**: a word on one side whose opposite is on the other, from a table (at least/at most, more/less,
-  first/second, always/never, read-only/write-only, allowed/prohibited, within/after...) or by a negating prefix
-  ("unclear" / "clear");
+  first/second, always/never, read-only/write-only, allowed/prohibited, within/after, "except for"/"only for"...),
+  two members of a closed class (months, weekdays, colours, how often: "monthly"/"daily") or by a negating prefix
+  ("unclear" / "clear").  The pair must qualify the same thing: a shared word or number a few terms from each
+  ("a [minimum] of 25%" / "a [maximum] of 25%"), in one clause or, where the claim joins two, in the sentence;
 - **order**: the same order relation with its two events swapped ("update the firmware before backing up" where
   the manual says to back up before updating), however each side words it (before, after, prior to, until, a
-  fronted "Before ..., ...").
-A negation and an opposite together cancel out ("not available after 14 days" = "available within 14 days").
+  fronted "Before ..., ...", "A, then B").
+A negation and an opposite together cancel out ("not available after 14 days" = "available within 14 days"); "unless"
+reads "if not".
 Clauses are compared only where they share content words (MIN_CLAUSE_OVERLAP), and every evidence clause that
 holds the claim clause as well as the best one must disagree.
 """
