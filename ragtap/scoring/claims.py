@@ -43,6 +43,7 @@ from ragtap.scoring.sentences import sentence_spans
 from ragtap.types import ClaimOutcome, ClaimSupport
 
 _COMPARED = 3  # windows a comparison's two values are looked for in (each side may have its own sentence)
+
 # A list item's marker is not part of its claim: "- Use jack stands." / "2) Loosen the lug nuts."
 _BARE_MARKER = re.compile(r"\(?\d{1,3}[.)]")
 _LIST_MARKER = re.compile(r"(?:[-*•▪◦‣–]|\(?\d{1,3}[.)]|\(?[a-zA-Z][.)])\s+")
