@@ -470,6 +470,7 @@ def converted_within(claim: Quantity, siblings: tuple[Quantity, ...]) -> bool:
 # ---------------------------------------------------------------------------------------------- derived numbers
 
 _DISTRIBUTIVE = re.compile(r"\b(?:each|apiece|a piece|per|every|both)\b", re.IGNORECASE)
+_PER_UNIT = re.compile(r"\b(?:a|an|per|each|every)\s+(hour|day|week|month|year)\b")  # "£6,000 a year": what a span counts
 _COUNT_LIMIT = 12  # "two midterms at 20% each": a count small enough to multiply a value by
 
 
@@ -515,11 +516,13 @@ def _derived_as(claim: Quantity, kind: str, own: list[Quantity], others: list[Qu
         candidates += [a + b for i, a in enumerate(family) for b in family[i + 1 :]] + [abs(a - b) for a in family for b in family]
         if len(family) > 2:
             candidates.append(sum(family))
-    # A count multiplies a value only where a text distributes it ("20% each", "$30 per night", "both").
-    if any(_DISTRIBUTIVE.search(text) for text in texts):
+    # A count multiplies a value only where a text distributes it ("20% each", "$30 per night", "both"); a span of
+    # time counts where a value is given per that unit ("£6,000 a year ... over three years": £18,000).
+    per = {unit for text in texts for unit in _PER_UNIT.findall(text.lower())}
+    if per or any(_DISTRIBUTIVE.search(text) for text in texts):
         counts = [q.value for q in (own if cued and not _WORKED_OUT.search(texts[0]) else others)
-                  if q.dimension is None and _family(q) != kind and not q.is_year and not q.hedged and q.decimals == 0
-                  and 2 <= q.value <= _COUNT_LIMIT]
+                  if (q.dimension is None or q.slot in per) and _family(q) != kind and not q.is_year and not q.hedged
+                  and q.decimals == 0 and 2 <= q.value <= _COUNT_LIMIT]
         candidates += [n * v for n in counts for v in family]
     return any(_close(claim.value, value, claim.decimals, claim.hedged) for value in candidates if value > 0)
 
