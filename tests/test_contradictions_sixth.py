@@ -51,6 +51,7 @@ LAKES = ("Lake Vorn reaches a depth of 84 metres. Lake Ashby, further north, is 
 MOTION = "Councillor Ana Ruiz proposed the motion and Councillor Tom Berg seconded it."
 FEES = ("A 30-euro sign-up fee is charged unless you join during an open week. Parking fees rise by 2 euros from May, "
         "except for residents with a permit.")
+SKI = "Children under 6 ski free when accompanied by an adult with a paid pass."
 GRANT = "The research grant pays up to 6,000 pounds a year for three years."
 RESTAURANT = ("Tables for up to 8 people can be booked online, subject to availability. Larger groups must call the "
               "restaurant. Claims about a bill are not accepted more than 30 days after the visit, and a receipt is needed.")
@@ -129,6 +130,9 @@ CLASSES = [
     (FEES, "If you join during an open week, there is no sign-up fee.", True),
     (FEES, "Parking fees rise by 2 euros from May, but only for residents with a permit.", False),
     (FEES, "From May parking costs 2 euros more, except for residents who have a permit.", True),
+    # "No —" answers the question, as "No," and "No." do
+    (SKI, "No — children under 6 ski free, as long as they are with an adult who has a paid pass.", True),
+    (SKI, "No — children under 6 do not ski free.", False),
     # a value given per unit of time, times a span of that unit
     (GRANT, "Over the three years the grant pays up to 18,000 pounds in total.", True),
     (GRANT, "Over the three years the grant pays up to 24,000 pounds in total.", False),

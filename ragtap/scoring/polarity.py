@@ -35,7 +35,7 @@ _NEGATION_WORDS = frozenset(
 # Negation words that negate nothing here: "not only ... but", "no matter", "No," answering a yes/no question, "No. 1",
 # "no later than" / "no more than" (quantifiers: compared as opposites below).
 _NOT_A_NEGATION = re.compile(
-    r"\bnot\s+only\b|\bno\s+matter\b|\bno\s*,|^\s*no\b\s*[.!]|\bno\.\s*\d|\bno\s+(?:later|earlier|more|less|fewer|sooner|longer)\s+than\b"
+    r"\bnot\s+only\b|\bno\s+matter\b|\bno\s*,|^\s*no\b\s*(?:[.!—–]|-\s)|\bno\.\s*\d|\bno\s+(?:later|earlier|more|less|fewer|sooner|longer)\s+than\b"
     r"|\bnothing\s+but\b|\bno-|\bnot\s+just\b|\bno\s+doubt\b|\bno\b[^.;]{0,40}\b(?:more|better|greater|bigger|larger)\b[^.;]{0,30}\bthan\b"
     r"|^\s*not\s+(?:much|really|quite|exactly|necessarily|always|at\s+all)\b\s*(?:[—–,.!:;]|-\s)",  # a reply: "Not much — ..."
     re.IGNORECASE,
