@@ -52,6 +52,7 @@ MOTION = "Councillor Ana Ruiz proposed the motion and Councillor Tom Berg second
 FEES = ("A 30-euro sign-up fee is charged unless you join during an open week. Parking fees rise by 2 euros from May, "
         "except for residents with a permit.")
 SKI = "Children under 6 ski free when accompanied by an adult with a paid pass."
+TYRES = "Check the valves first, then inflate the tyres to 6 bar for racing bikes or 3 bar for mountain bikes."
 GRANT = "The research grant pays up to 6,000 pounds a year for three years."
 RESTAURANT = ("Tables for up to 8 people can be booked online, subject to availability. Larger groups must call the "
               "restaurant. Claims about a bill are not accepted more than 30 days after the visit, and a receipt is needed.")
@@ -133,6 +134,10 @@ CLASSES = [
     # "No —" answers the question, as "No," and "No." do
     (SKI, "No — children under 6 ski free, as long as they are with an adult who has a paid pass.", True),
     (SKI, "No — children under 6 do not ski free.", False),
+    # a number the claim gives a qualifier that another part of the sentence gives another value ("For mountain bikes")
+    (TYRES, "For mountain bikes, inflate the tyres to 6 bar.", False),
+    (TYRES, "For racing bikes, inflate the tyres to 6 bar.", True),
+    (TYRES, "Inflate the tyres to 6 bar on a racing bike and to 3 bar on a mountain bike.", True),
     # a value given per unit of time, times a span of that unit
     (GRANT, "Over the three years the grant pays up to 18,000 pounds in total.", True),
     (GRANT, "Over the three years the grant pays up to 24,000 pounds in total.", False),

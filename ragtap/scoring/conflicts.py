@@ -223,12 +223,18 @@ def _number_conflicts(claim: str, window: Window) -> list[str]:
     for q in own:
         if converted_within(q, own) or derived(q, (claim, window.text), cued=True):
             continue  # the claim's own conversion, or a figure it works out ("two nights cost 280 dollars")
-        about = _parts_about(claim, q, segments)
-        if any(stated_in(q, found, strict=True) for found in about):
-            continue  # strict: in the part about the same thing, "within 6 days" is not stated by "1 in 6 children"
-        if any(words and words <= _words_for(claim, q, own) and stated_in(q, found, strict=True) for words, found in segments):
+        said_of_q = _words_for(claim, q, own)
+        whole = [(words, found) for words, found in segments if words and words <= said_of_q]  # parts the claim says all of
+        if any(stated_in(q, found, strict=True) for _, found in whole):
             continue  # a part stating it whose every word the claim says of it ("until 9 p.m. on Thursdays")
-        other = next((o for found in about if (o := contradicting(q, found, strict=True)) is not None), None)
+        about = _parts_about(claim, q, segments)
+        # ... or that states it otherwise with a word the parts holding most of the claim lack: "For PETG, heat the
+        # nozzle to 210 °C" against "heat the nozzle to 210 °C for PLA or 240 °C for PETG"
+        held = set().union(*(words for words, found in segments if any(found is part for part in about)))
+        other = next((o for words, found in whole if words - held and (o := contradicting(q, found, strict=True)) is not None), None)
+        if other is None and any(stated_in(q, found, strict=True) for found in about):
+            continue  # strict: in the part about the same thing, "within 6 days" is not stated by "1 in 6 children"
+        other = other or next((o for found in about if (o := contradicting(q, found, strict=True)) is not None), None)
         if other is None and not stated_in(q, evidence):
             other = contradicting(q, evidence)  # "60,000 miles" where the sentence says "60,000 km", in another part
         if other is not None and (not stated_in(other, own) or _swapped(claim, q, about, other, own, segments)):
