@@ -38,7 +38,7 @@ from ragtap.scoring.conflicts import find_conflicts
 from ragtap.scoring.framing import framing_cut, whole_sentence_framing
 from ragtap.scoring.lexical import DocumentVocabulary, LexicalEvidence, content_words, lexical_evidence, names
 from ragtap.scoring.passages import Passage
-from ragtap.scoring.quantities import derived, quantities
+from ragtap.scoring.quantities import MONTH_BEFORE, derived, quantities
 from ragtap.scoring.sentences import sentence_spans
 from ragtap.types import ClaimOutcome, ClaimSupport
 
@@ -90,7 +90,6 @@ class Claim:
 
 
 _TRAILING_MARKER = re.compile(r"\s+\(?\d{1,3}[.)]$")
-_MONTH_BEFORE = re.compile(r"\b(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\.?\s$", re.IGNORECASE)
 
 
 def split_claims(text: str) -> list[Claim]:
@@ -105,7 +104,7 @@ def split_claims(text: str) -> list[Claim]:
             start = marker.end()
         trailing = _TRAILING_MARKER.search(text, start, end)  # "follow these steps: 1." (the item's number)
         # ...when an item follows, and not the day of a date ("on October 9.")
-        if trailing is not None and text[end:].strip() and not _MONTH_BEFORE.search(text, start, trailing.start() + 1):
+        if trailing is not None and text[end:].strip() and not MONTH_BEFORE.search(text, start, trailing.start() + 1):
             end = trailing.start()
         if start < end:
             claims.append(_framed(text, start, end))

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 
 from ragtap.scoring.lexical import content_words
 from ragtap.scoring.quantities import Quantity, in_base_unit, quantities
+from ragtap.scoring.sentences import STOP_BREAK
 
 # comparative -> (+1 when it says the first side has more, -1 when less; the dimensions it can be about, None: any)
 _COMPARATIVES: dict[str, tuple[int, frozenset[str] | None]] = {}
@@ -44,7 +45,6 @@ _comparative(-1, None, "smaller", "less", "fewer")
 _CLAIM = re.compile(r"^(?P<first>.+?)\s+(?:is|are|was|were|has|have|had|stands?|rises?|runs?|costs?|weighs?|grows?|became|becomes?)"
                     r"\s+(?:[\w,.]+\s+){0,3}?"
                     r"(?P<word>" + "|".join(_COMPARATIVES) + r")\s+(?:\w+\s+){0,2}?than\s+(?P<second>[^,;.()]+)", re.IGNORECASE)
-_SENTENCE = re.compile(r"(?<=[.!?])\s+")
 _THE = frozenset({"mount", "lake", "river", "the"})
 _NOT_COMPARED = frozenset({"time_of_day", "multiple", "percent", "temperature"})  # not what "more" or "larger" weighs  # words that name no side on their own ("Mount" in both names)
 
@@ -66,7 +66,7 @@ def comparison_conflicts(claim: str, evidence: Sequence[str]) -> tuple[str, ...]
     first, second = said_first - said_second, said_second - said_first  # "Hillcrest school" / "Riverside school"
     if not first or not second:
         return ()
-    sentences = list(dict.fromkeys(s for text in evidence for s in _SENTENCE.split(text)))  # windows overlap
+    sentences = list(dict.fromkeys(s for text in evidence for s in STOP_BREAK.split(text)))  # windows overlap
     a, b = _value(first, second, sentences, dimensions), _value(second, first, sentences, dimensions)
     if a is None or b is None or a.dimension != b.dimension or (a.dimension is None and a.slot != b.slot):
         return ()  # "12 stations" and "15 stations" compare; "12 stations" and "15 people" do not

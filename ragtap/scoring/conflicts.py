@@ -39,7 +39,8 @@ from ragtap.scoring.lexical import (
 )
 from ragtap.scoring.polarity import polarity_conflicts
 from ragtap.scoring.quantities import Quantity, agree, changes, contradicting, converted_within, derived, quantities, stated_in
-from ragtap.scoring.words import stem
+from ragtap.scoring.sentences import STOP_BREAK
+from ragtap.scoring.words import MONTHS, WEEKDAYS, stem
 
 MIN_COVERAGE = 0.5  # share of the claim's weighted content words the window must hold for any comparison
 
@@ -105,14 +106,13 @@ def _swapped_words(claim: str, window: Window) -> list[str]:
     ("Councillor Raj Mehta proposed ..., Councillor Dana Whitlock seconded" told the other way round).  Words written
     twice are not compared, and words of one list ("flour and sugar" / "sugar and flour") are not swapped by a
     reordering."""
-    shown = _shown_names(claim)
-    claim = _one_word_names(claim)
+    claim, shown = _one_word_names(claim)
     claim_words = content_words(claim)
     if len(claim_words) < 3:
         return []
     claim_places = _places(claim_words)
-    for sentence in _SENTENCES.split(window.text):
-        sentence = _one_word_names(sentence)
+    for sentence in STOP_BREAK.split(window.text):
+        sentence = _one_word_names(sentence)[0]
         words = content_words(sentence)
         places = _places(words)
         shared = sorted(w for w in places if w in claim_places and places[w] != (None, None) and claim_places[w] != (None, None))
@@ -128,16 +128,19 @@ def _swapped_words(claim: str, window: Window) -> list[str]:
 _NAME_RUN = re.compile(r"\b[A-Z][\w'’-]*(?:\s+[A-Z][\w'’-]*)+")
 
 
-def _one_word_names(text: str) -> str:
-    """A name of several capitalised words as one word ("Councillor Raj Mehta" -> "CouncillorRajMehta"), so that two
-    names trading places are seen as two words trading places."""
-    return _NAME_RUN.sub(lambda m: "".join(m.group(0).split()), undotted_titles(text))
+def _one_word_names(text: str) -> tuple[str, dict[str, str]]:
+    """`text` with each name of several capitalised words as one word ("Councillor Raj Mehta" ->
+    "CouncillorRajMehta"), so that two names trading places are seen as two words trading places; and each such
+    word (as `content_words` writes it) to the name as written, for the reason shown."""
+    shown: dict[str, str] = {}
 
+    def joined(match: re.Match[str]) -> str:
+        word = "".join(match.group(0).split())
+        if written := content_words(word):
+            shown[written[0]] = match.group(0).lower()
+        return word
 
-def _shown_names(text: str) -> dict[str, str]:
-    """The one-word form of each name of several words (as `content_words` writes it), to the name as written."""
-    runs = (m.group(0) for m in _NAME_RUN.finditer(undotted_titles(text)))
-    return {words[0]: run.lower() for run in runs if (words := content_words("".join(run.split())))}
+    return _NAME_RUN.sub(joined, undotted_titles(text)), shown
 
 
 def _places(words: list[str]) -> dict[str, tuple[str | None, str | None]]:
@@ -312,7 +315,7 @@ def _name_conflicts(claim: str, best: Window, vocabulary: DocumentVocabulary) ->
     candidates = names(claim) | _initial_capitalised(claim)
     claim_words = content_words(claim)
     claim_set = set(claim_words)
-    sentences = _SENTENCES.split(best.text)
+    sentences = STOP_BREAK.split(best.text)
     sentence = max(sentences, key=lambda t: len(set(content_words(t)) & claim_set))
     if _repeats_the_rest(claim, sentence, candidates) and not _PRONOUN.search(sentence):
         taken = sorted(n for n in _subjects(claim) & candidates if not name_or_short_form_in(n, tokens(sentence)))
@@ -380,18 +383,12 @@ def _moved_into_subject(claim: str, sentence: str, candidates: frozenset[str] | 
 
 _NEAR = 2  # content words each side
 # Days and months are dates, not the names of who or what did something.
-_WHEN = frozenset(
-    "monday tuesday wednesday thursday friday saturday sunday january february march april may june july august september "
-    "october november december".split()
-)
-
-
-_MONTHS = frozenset(stem(m) for m in "january february march april may june july august september october november december".split())
+_WHEN = frozenset((*WEEKDAYS, *MONTHS))
+_MONTHS = frozenset(stem(m) for m in MONTHS)
 
 
 _REPEATS = 0.85  # share of the claim's other content words the evidence sentence must hold
 _PRONOUN = re.compile(r"\b(?:he|she|they|his|her|hers|him|their|them)\b", re.IGNORECASE)
-_SENTENCES = re.compile(r"(?<=[.!?])\s+")
 
 
 def _subjects(text: str) -> set[str]:

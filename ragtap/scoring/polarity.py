@@ -24,7 +24,8 @@ from dataclasses import dataclass
 
 from ragtap.scoring.alignment import Window
 from ragtap.scoring.lexical import STOPWORDS, content_words
-from ragtap.scoring.words import stem
+from ragtap.scoring.sentences import STOP_BREAK
+from ragtap.scoring.words import MONTHS, WEEKDAYS, stem
 
 MIN_CLAUSE_OVERLAP = 2  # content words a claim clause and an evidence clause must share to compare their polarity
 
@@ -106,8 +107,8 @@ _OPPOSITES_LIST = (
 # Closed classes: any two members are opposites where one stands in the claim and the other in its evidence ("reopened
 # in December 2023" / "reopened in March 2023"; "the light turns red" / "turns green").  Not "May" (a modal verb too).
 _EXCLUSIVE_CLASSES = (
-    "january february march april june july august september october november december".split(),
-    "monday tuesday wednesday thursday friday saturday sunday".split(),
+    [month for month in MONTHS if month != "may"],
+    list(WEEKDAYS),
     "freq_hour freq_day freq_week freq_month freq_quarter freq_year".split(),
     "red green blue yellow orange white black amber purple grey gray pink brown".split(),
 )
@@ -127,7 +128,7 @@ def _opposites() -> dict[str, frozenset[str]]:
 
 
 _OPPOSITES = _opposites()
-_HOW_OFTEN = re.compile(r"\b(?:hourly|daily|weekly|monthly|yearly|annually|quarterly|nightly|per|every|each)\b", re.IGNORECASE)
+_HOW_OFTEN = re.compile(r"\b(?:" + "|".join(p for p, term in _PHRASES.items() if term.startswith("freq_")) + r")\b", re.IGNORECASE)
 _PHRASE = re.compile(r"\b(" + "|".join(re.escape(p) for p in sorted(_PHRASES, key=len, reverse=True)) + r")\b", re.IGNORECASE)
 
 
@@ -177,13 +178,13 @@ def _prefixed_opposite(term: str, other: set[str]) -> str | None:
     return None
 
 
-def _words(text: str) -> set[str]:
+def _words(text: str, terms: list[str] | None = None) -> set[str]:
     """The content words, as the terms write them: "landlord's" is "landlord" here (its terms are "landlord", "s");
-    and how often, as one term ("the monthly fee" holds "freq_month", which a negation's scope shows)."""
-    words = {w.rstrip("'") for w in content_words(text)}
-    if _HOW_OFTEN.search(text):
-        words.update(t for t in _terms(text) if t.startswith("freq_"))
-    return words
+    and how often, as one term ("the monthly fee" holds "freq_month", which a negation's scope shows).  `terms`: the
+    text's, when they were read already."""
+    if terms is None:
+        terms = _terms(text) if _HOW_OFTEN.search(text) else []
+    return {w.rstrip("'") for w in content_words(text)} | {t for t in terms if t.startswith("freq_")}
 
 
 def _clauses(text: str) -> list[str]:
@@ -193,19 +194,20 @@ def _clauses(text: str) -> list[str]:
 
 def polarity_conflicts(claim: str, best: Window) -> list[str]:
     """Why each clause of the claim turns its evidence clause in `best` around (negation, opposite, order)."""
-    evidence_clauses = [(c, _words(c), _terms(c)) for c in _clauses(best.text)]
-    sentences = [(s, _words(s)) for s in _SENTENCE_END.split(best.text) if s.strip()]
+    read = [(c, _terms(c)) for c in _clauses(best.text)]
+    evidence_clauses = [(c, _words(c, terms), terms) for c, terms in read]
+    sentences = [(s, _words(s)) for s in STOP_BREAK.split(best.text) if s.strip()]
     window_terms = [t for _, _, terms in evidence_clauses for t in terms]
     evidence_clauses = [e for e in evidence_clauses if e[1]]
     out: list[str] = []
     denials: _Denials | None = None  # computed once, for the first claim clause that needs it
     for clause in _clauses(claim):
-        words = _words(clause)
+        clause_terms = _terms(clause)
+        words = _words(clause, clause_terms)
         if len(words) < MIN_CLAUSE_OVERLAP:
             continue
         overlap = {i: len(words & e[1]) for i, e in enumerate(evidence_clauses)}
         most = max(overlap.values(), default=0)
-        clause_terms = _terms(clause)
         if most < MIN_CLAUSE_OVERLAP or most < 0.5 * len(words):
             # No clause holds enough of it; the sentence may ("approved plans for a new swimming pool as part of the
             # budget" / "The budget includes ..., but a proposal to build a new swimming pool was rejected").
@@ -234,9 +236,6 @@ def polarity_conflicts(claim: str, best: Window) -> list[str]:
         if denied:
             out.append(f"negation: {denied}")
     return out
-
-
-_SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
 
 
 def _opposite_across_clauses(clause: str, clause_terms: list[str], words: set[str], best_overlap: int,
@@ -351,7 +350,7 @@ def _flips(claim: str, evidence: str, claim_terms: list[str], evidence_terms: li
     for term in claim_terms:
         # A claim word the evidence also has is no opposite of it -- unless it stands there away from what both say,
         # with its opposite where the claim has it: "disabled by default and can be enabled in the admin panel".
-        if (term in evidence_set and _near_shared(evidence_terms, term, anchors - {term})) or any(term in p for p in pairs) \
+        if (term in evidence_set and _anchors_near(evidence_terms, term, anchors - {term}, width=3)) or any(term in p for p in pairs) \
                 or not _anchors_near(claim_terms, term, anchors):
             continue
         for opposite in (*_OPPOSITES.get(term, ()), _prefixed_opposite(term, evidence_set)):
@@ -429,20 +428,12 @@ def _governs(scopes: list[list[str]], shared: set[str]) -> bool:
     return False
 
 
-def _anchors_near(terms: list[str], term: str, shared: set[str]) -> set[str]:
-    """The shared words around `term` (within 5 terms: "[approved] plans for a new [swimming pool]"): an opposite
-    pair must qualify the same thing on both sides -- "[margin] fell" is no opposite of "price [rises]" in the same
-    sentence."""
-    return {t for i, t0 in enumerate(terms) if t0 == term for t in terms[max(0, i - _ANCHOR) : i] + terms[i + 1 : i + 1 + _ANCHOR] if t in shared}
-
-
-_ANCHOR = 5
-
-
-def _near_shared(terms: list[str], term: str, shared: set[str]) -> bool:
-    """An opposite counts only where it qualifies what both sides say ("[older] brother" / "[younger] brother"),
-    not as a stray adverb ("never been done before" / "After the launch")."""
-    return any(t in shared for i, t0 in enumerate(terms) if t0 == term for t in terms[max(0, i - 3) : i] + terms[i + 1 : i + 4])
+def _anchors_near(terms: list[str], term: str, shared: set[str], width: int = 5) -> set[str]:
+    """The shared words within `width` terms of `term`.  An opposite counts only where it qualifies what both sides
+    say ("[older] brother" / "[younger] brother"; "[approved] plans for a new [swimming pool]"), not as a stray
+    adverb ("never been done before" / "After the launch"), and a pair must qualify the same thing on both sides:
+    "[margin] fell" is no opposite of "price [rises]" in the same sentence."""
+    return {t for i, t0 in enumerate(terms) if t0 == term for t in terms[max(0, i - width) : i] + terms[i + 1 : i + 1 + width] if t in shared}
 
 
 _DURATION = re.compile(r"\b(?:seconds?|minutes?|hours?|days?|weeks?|months?|years?|decades?|shortly|long|soon|just|moments?)\s+$", re.IGNORECASE)

@@ -20,7 +20,7 @@ import math
 import re
 from dataclasses import dataclass
 
-from ragtap.scoring.words import stem
+from ragtap.scoring.words import MONTHS, stem
 
 # unit word -> (canonical unit, dimension, factor to the dimension's base unit).  Temperature is affine (below).
 _UNITS: dict[str, tuple[str, str, float]] = {}
@@ -260,7 +260,7 @@ def _with_slot(text: str, value: float, currency: str | None, decimals: int, ord
                 slot = stem(words[0].replace("’", "'"))
     head = text[max(0, start - 24) : start]
     if slot is None or slot in _NOT_A_SLOT:
-        month = _MONTH_BEFORE.search(head)  # "March 5": a day of that month
+        month = MONTH_BEFORE.search(head)  # "March 5": a day of that month
         if month is not None and decimals == 0 and 1 <= value <= 31:
             slot = "day_of_" + month.group(1)[:3]
     hedged = _HEDGED_HEAD.search(head) is not None
@@ -271,8 +271,8 @@ def _with_slot(text: str, value: float, currency: str | None, decimals: int, ord
 
 
 _UNIT_STOP = re.compile(r"[,;]|\s[-–—]\s|[–—]")  # a unit follows its number directly
-_MONTHS = r"january|february|march|april|may|june|july|august|september|october|november|december|jan|feb|mar|apr|jun|jul|aug|sep|sept|oct|nov|dec"
-_MONTH_BEFORE = re.compile(rf"\b({_MONTHS})\.?\s+$")
+_MONTHS = "|".join((*MONTHS, "jan", "feb", "mar", "apr", "jun", "jul", "aug", "sep", "sept", "oct", "nov", "dec"))
+MONTH_BEFORE = re.compile(rf"\b({_MONTHS})\.?\s+$", re.IGNORECASE)  # a text ending in a month: "March 5", "on October 9."
 _MONTH = re.compile(_MONTHS)
 
 

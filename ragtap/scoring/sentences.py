@@ -32,6 +32,10 @@ ABBREVIATIONS: frozenset[str] = frozenset(
     }
 )
 
+# The plain break after ".", "!" or "?" and whitespace, without the rules above: how the contradiction checks cut an
+# aligned window into the sentences they compare a claim with (an abbreviation's dot may cut one in two there).
+STOP_BREAK = re.compile(r"(?<=[.!?])\s+")
+
 _BOUNDARY = re.compile(r"""[.!?]+["'”’)\]]*(?=\s+["'“‘(\[]?[A-Z0-9])|(?<=[a-z]{2})[.!?](?=[A-Z][a-z])""")
 _WORD_BEFORE = re.compile(r"([A-Za-z][A-Za-z.]*)\.$")
 _HAS_TEXT = re.compile(r"[^\W_]", re.UNICODE)

@@ -4,6 +4,10 @@ from __future__ import annotations
 
 import functools
 
+# The calendar's closed classes, for the checks that compare dates and the names that are no one's.
+MONTHS = ("january", "february", "march", "april", "may", "june", "july", "august", "september", "october", "november", "december")
+WEEKDAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
+
 _UNDOUBLED = frozenset("bdgkmnprt")  # not f, l, s, z: "staffed", "called", "missed", "buzzed" keep theirs
 
 
