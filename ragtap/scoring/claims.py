@@ -180,7 +180,7 @@ def judge_claim(claim: Claim, vector: np.ndarray | None, evidence: Evidence, thr
         return result(ClaimOutcome.NOT_JUDGED, claim.not_judged)
     if lexical.content_words < thresholds.min_content_words:
         return result(ClaimOutcome.NOT_JUDGED, "too_short")
-    conflicts = find_conflicts(checked, windows, evidence.vocabulary) or comparison_conflicts(checked, [w.text for w in windows[:_COMPARED]])
+    conflicts = find_conflicts(checked, windows, evidence.vocabulary, evidence.index) or comparison_conflicts(checked, [w.text for w in windows[:_COMPARED]])
     if conflicts:
         return result(ClaimOutcome.CONTRADICTED, "contradicted", conflicts)
     states_numbers = any(quantities(w.text) for w in windows[:1]) or (best is not None and bool(quantities(best.text)))

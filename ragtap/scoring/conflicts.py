@@ -25,7 +25,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from ragtap.scoring.alignment import Window
+from ragtap.scoring.alignment import EvidenceIndex, Window
 from ragtap.scoring.lexical import (
     STOPWORDS,
     DocumentVocabulary,
@@ -43,16 +43,18 @@ MIN_COVERAGE = 0.5  # share of the claim's weighted content words the window mus
 TIE = 0.1  # windows this close to the best one are as likely the claim's evidence: any of them may agree
 
 
-def find_conflicts(claim: str, windows: Sequence[Window], vocabulary: DocumentVocabulary) -> tuple[str, ...]:
+def find_conflicts(claim: str, windows: Sequence[Window], vocabulary: DocumentVocabulary,
+                   index: EvidenceIndex | None = None) -> tuple[str, ...]:
     """What the claim's aligned evidence says otherwise; empty when it says nothing against the claim.  When several
     windows align about equally well (a manual states both cases: "ready, proceed" and "not ready, do not
-    proceed"), the claim gets the benefit of the doubt: it is contradicted only if every one of them disagrees."""
+    proceed"), the claim gets the benefit of the doubt: it is contradicted only if every one of them disagrees.
+    `index`: all the documents' sentences, where a name of the claim is looked up (names.py)."""
     if not windows or windows[0].coverage < MIN_COVERAGE or windows[0].covered < 2:
         return ()
     candidates = [w for w in windows if w.coverage >= max(MIN_COVERAGE, windows[0].coverage - TIE)]
     found: tuple[str, ...] = ()
     for rank, window in enumerate(candidates):
-        conflicts = (*_number_conflicts(claim, window), *name_conflicts(claim, window, vocabulary), *polarity_conflicts(claim, window),
+        conflicts = (*_number_conflicts(claim, window), *name_conflicts(claim, window, vocabulary, index), *polarity_conflicts(claim, window),
                      *_exclusive_conflicts(claim, window), *_universal_conflicts(claim, window), *_swapped_words(claim, window))
         if not conflicts:
             return ()

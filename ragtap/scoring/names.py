@@ -7,9 +7,12 @@ motor" where the sentence says Bláthy did.  Each check compares the claim with 
 
 from __future__ import annotations
 
+import functools
 import re
+from collections.abc import Sequence
+from dataclasses import dataclass
 
-from ragtap.scoring.alignment import Window
+from ragtap.scoring.alignment import EvidenceIndex, Window
 from ragtap.scoring.lexical import (
     STOPWORDS,
     DocumentVocabulary,
@@ -25,7 +28,7 @@ from ragtap.scoring.sentences import STOP_BREAK
 from ragtap.scoring.words import MONTHS, WEEKDAYS, stem
 
 
-def name_conflicts(claim: str, best: Window, vocabulary: DocumentVocabulary) -> list[str]:
+def name_conflicts(claim: str, best: Window, vocabulary: DocumentVocabulary, index: EvidenceIndex | None = None) -> list[str]:
     """A substituted name, in three forms.
 
     1. A name the documents lack, standing where the evidence names another ("Tesla designed the motor" where the
@@ -36,7 +39,9 @@ def name_conflicts(claim: str, best: Window, vocabulary: DocumentVocabulary) -> 
        Babbage was born in London in 1815" against "Ada Lovelace was born in London in 1815"); not where that sentence
        names its subject by a pronoun ("She worked with Babbage" is about the claim's Lovelace).  Only then: a summary
        joins facts from several sentences, so a name from another sentence is too often right to be a substitution.
-    3. A name of the evidence sentence moved into its subject's place (`_moved_into_subject`)."""
+    3. A name of the evidence sentence moved into its subject's place (`_moved_into_subject`).
+    4. A name the documents hold elsewhere, standing where the evidence sentence names another
+       (`_taken_from_elsewhere`)."""
     claim_tokens = tokens(claim)
     candidates = names(claim) | _initial_capitalised(claim)
     claim_words = content_words(claim)
@@ -65,7 +70,8 @@ def name_conflicts(claim: str, best: Window, vocabulary: DocumentVocabulary) -> 
             # Neighbours within one sentence: the last words of one sentence do not stand next to the next one's first.
             if any(around & _neighbours(words, stem(other)) for words in evidence_sentences):
                 return [f"name: {name} vs {other}"]
-    return []
+    documents = [part for s in index.sentences for part in STOP_BREAK.split(s.text)] if index is not None else sentences
+    return _taken_from_elsewhere(claim, sentences, known, documents)
 
 
 def _moved_into_subject(claim: str, sentence: str, candidates: frozenset[str] | set[str], window_words: set[str],
@@ -181,3 +187,256 @@ _COMMON_OPENERS = frozenset(
     sure yes okay thousands hundreds millions billions dozens tens several numerous tune stay watch anyone anybody
     everyone everybody someone somebody nobody people""".split()
 )
+
+
+# ----------------------------------------------------------------------------------------------------------------
+# 4. A name taken from elsewhere in the documents
+# ----------------------------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class _Run:
+    """A name as written: one or several capitalised words ("Calar Alto Observatory", "Mayor Ingrid Solberg")."""
+
+    words: tuple[str, ...]  # lower-cased, possessive dropped, connectors ("of", "de") kept out
+    start: int  # character offsets in the text it was found in
+    end: int
+    possessive: bool  # "Sara Lind's company": the name describes what the clause is about, it fills no slot
+
+    @property
+    def core(self) -> tuple[str, ...]:
+        """Its words but a leading title ("Mayor", "Goalkeeper", "Dr"): what tells this name from another."""
+        return self.words[1:] if len(self.words) > 1 and self.words[0] in _TITLES else self.words
+
+    def shown(self) -> str:
+        return " ".join(self.words)
+
+
+_RUN = re.compile(r"[A-Z][\w'’.-]*[\w'’](?:\s+(?:(?:of|the|de|del|da|van|von|der|du|la|le|&)\s+){0,2}[A-Z][\w'’.-]*[\w'’])*|[A-Z]\w*")
+_CLAUSE_BREAK = re.compile(r"[;:,()]|\s[-–—]\s|(?<=[.!?])\s")
+# What makes a name not the claim's statement but one it denies or sets apart: "to Venice, not to Trieste".
+_SET_APART = re.compile(r"\b(?:not|no|never|nor|rather\s+than|instead\s+of|unlike|except|apart\s+from|other\s+than)\s+(?:\w+\s+){0,2}$",
+                        re.IGNORECASE)
+# A title or role written capitalised before a name: it does not tell one person or place from another.
+_TITLES = frozenset(
+    """mr mrs ms miss dr prof professor sir dame lord lady king queen prince princess president chancellor minister
+    senator governor mayor councillor judge justice general colonel captain sergeant chief director chairman chair
+    coach manager striker goalkeeper defender engineer keeper saint st mount mt lake river cape comet""".split()
+)
+_SUBJECT_PRONOUN = re.compile(r"\b(?:he|she|they)\b", re.IGNORECASE)  # "She founded it": the claim may name her
+_CLAIM_SHARE = 0.66  # share of the clause's other words (and numbers) its evidence sentence must hold
+
+
+def _taken_from_elsewhere(claim: str, sentences: list[str], known: frozenset[str], documents: Sequence[str]) -> list[str]:
+    """4. A name the documents hold elsewhere, in the place where the claim's evidence sentence names another:
+    "The library was created by Omar Haddad in 2016" where "The library was created by Kira Tanaka in 2016. Its
+    documentation is maintained by Omar Haddad."  Judged clause by clause (a claim joining two facts may get one of
+    them right).  A summary merges sentences all the time, so every condition must hold:
+
+    - the clause rests on one evidence sentence (it holds most of the clause's other words and numbers), and that
+      sentence names a name the clause does not (no word of it but those the two names share: "Kiso Observatory" /
+      "Calar Alto Observatory"), while nothing of the claim's name is in that sentence: it is taken from elsewhere
+      (the evidence's name is no nickname: "Duke ... The Blue Devils dominated" calls one team by two names); two
+      names that may both qualify a noun ("a 55-year-old American citizen" / "a 55-year-old California native") fill
+      no slot;
+    - the claim's name stands in the slot of the evidence's: the same preposition before them ("by", "at", none),
+      and the same content word just before them (a role word may come between: "signed striker Jonas Berg"), or,
+      both opening their clause, just after them ("Northwind is led by" / "Eastline is led by"; not "a former
+      Aberdeen midfielder" / "Former Dons midfielder");
+    - the claim's name is stated, not set apart ("to Venice, not to Trieste") nor a possessor ("Sara Lind's company",
+      which describes the clause's subject, it does not replace it), and the evidence sentence names no one by a
+      subject pronoun ("She founded the museum with Jonas Berg" is about the claim's name);
+    - the documents (`documents`: their sentences) never write the two names together, as one name or one beside
+      the other ("Tameka Raymond", "Mukalla, Yemen", "Egyptian television network CBC": the same thing, or one
+      within the other), nor the claim's name in the same slot elsewhere (the claim may rest on that sentence)."""
+    for start, end in _clauses(claim):
+        clause = claim[start:end]
+        own = [r for r in _runs(claim, start, end) if not r.possessive and not _SET_APART.search(claim[start : r.start])]
+        own = [r for r in own if all(name_or_short_form_in(w, known) for w in r.core)]  # in the documents (else rule 1)
+        if not own:
+            continue
+        rest = [w for w in content_words(clause) if w not in {stem(x) for r in own for x in r.words}] + _NUMBER.findall(clause)
+        if len(rest) < 2:
+            continue
+        sentence = max(sentences, key=lambda s: sum(w in _held(s) for w in rest))
+        if sum(w in _held(sentence) for w in rest) < _CLAIM_SHARE * len(rest) or _SUBJECT_PRONOUN.search(sentence):
+            continue
+        clause_tokens, sentence_tokens = tokens(clause), tokens(sentence)
+        for name in own:
+            if any(name_or_short_form_in(w, sentence_tokens) for w in name.core):
+                continue  # the sentence holds it: not taken from elsewhere
+            slot = _slot(claim, name, start, end)
+            for other in _runs(sentence, 0, len(sentence)):
+                distinct = [w for w in other.core if w not in name.words]
+                if not distinct or other.possessive or any(w in _WHEN or name_or_short_form_in(w, clause_tokens) for w in distinct):
+                    continue  # the clause names it too (in any case: "the asteroid" / "Asteroid 316201")
+                if _NICKNAME.search(sentence[: other.end]):
+                    continue  # "Duke ... The Blue Devils dominated": a nickname may stand for the claim's name
+                there = _slot(sentence, other, 0, len(sentence))
+                if slot.qualifies and there.qualifies and slot.preposition is None and not (slot.opens and there.opens):
+                    continue  # both qualify a noun: "a 55-year-old American citizen" / "a 55-year-old California native"
+                if _same_slot(slot, there) and not _related(name, other, documents) \
+                        and not _stated_elsewhere(name, slot, rest, documents) and not _setting(name, slot, documents):
+                    return [f"name: {name.shown()} vs {other.shown()}"]
+    return []
+
+
+_APPOSED = 3  # words between two names written together ("Egyptian television network CBC")
+
+
+def _related(name: _Run, other: _Run, documents: Sequence[str]) -> bool:
+    """One name spells the other's initials ("BB25", "Big Brother 25"), or the documents write the two names together
+    somewhere: as one run ("Tameka Raymond"), or with at most a comma
+    and `_APPOSED` words between them, none a function word but "of" ("Mukalla, Yemen", "Scott County, Indiana",
+    "the Egyptian city of Luxor").  Such names are one thing or one within the other: not a substitution."""
+    if _initials_of(name, other) or _initials_of(other, name):
+        return True
+    mine = set(name.core) - set(other.core)
+    theirs = set(other.core) - set(name.core)
+    for sentence in documents:
+        runs = _runs(sentence, 0, len(sentence))
+        found_mine = [r for r in runs if mine & set(r.words)]
+        found_theirs = [r for r in runs if theirs & set(r.words)]
+        for a in found_mine:
+            for b in found_theirs:
+                if a is b:
+                    return True
+                first, second = (a, b) if a.start < b.start else (b, a)
+                gap = re.findall(r"[^\W_][\w'’-]*", sentence[first.end : second.start])
+                if len(gap) <= _APPOSED and all(w.lower() == "of" or w.lower() not in STOPWORDS for w in gap):
+                    return True
+    return False
+
+
+def _initials_of(short: _Run, long: _Run) -> bool:
+    """`short` is one word spelling `long`'s initials, maybe with a number: "BB25" for "Big Brother 25"."""
+    return len(short.words) == 1 and len(long.words) > 1 and short.words[0].rstrip("0123456789") == "".join(w[0] for w in long.words)
+
+
+def _stated_elsewhere(name: _Run, slot: _Slot, rest: list[str], documents: Sequence[str]) -> bool:
+    """Another sentence of the documents that could be the clause's evidence too (it holds as much of the clause's
+    other words) writes the claim's name in the claim's slot (a word before or after it shared)."""
+    for sentence in documents:
+        if sum(w in _held(sentence) for w in rest) < _CLAIM_SHARE * len(rest):
+            continue
+        for run in _runs(sentence, 0, len(sentence)):
+            if set(name.core) & set(run.words):
+                there = _slot(sentence, run, 0, len(sentence))
+                if slot.before & there.before or (slot.after is not None and slot.after == there.after):
+                    return True
+    return False
+
+
+_LOCATIVE = frozenset({"in", "at", "on", "near", "across", "within", "throughout", "around", "inside", "outside"})
+_SETTING = 3  # sentences of the documents naming a place that is the documents' setting
+
+
+def _setting(name: _Run, slot: _Slot, documents: Sequence[str]) -> bool:
+    """The claim's name is where the documents take place (named in `_SETTING` sentences or more), told as the
+    place of something the evidence places in a part of it: "militants in Yemen" / "militants in Mukalla"."""
+    if slot.preposition not in _LOCATIVE:
+        return False
+    return sum(any(name_or_short_form_in(w, _name_tokens(s)) for w in name.core) for s in documents) >= _SETTING
+
+
+@functools.lru_cache(maxsize=16384)
+def _name_tokens(sentence: str) -> frozenset[str]:
+    return tokens(sentence)
+
+
+_NUMBER = re.compile(r"\d+(?:[.:,]\d+)*")
+# "The" and a plural: a team's or a group's nickname ("the Red Lichties", "The Blue Devils"), which may stand for
+# another name of the documents.
+_NICKNAME = re.compile(r"\b[Tt]he\s+(?:[A-Z][\w'’-]*\s+)*[A-Z][\w'’-]*[^s\W]s$")
+
+
+@functools.lru_cache(maxsize=4096)
+def _held(sentence: str) -> frozenset[str]:
+    return frozenset(content_words(sentence)) | frozenset(_NUMBER.findall(sentence))
+
+
+def _clauses(text: str) -> list[tuple[int, int]]:
+    """The clauses of a claim (character spans): parts between semicolons, ", and", ", but", ", while" ...; not
+    " and" before a verb ("resigned in June and was replaced by X": the second verb's subject is in the first part)."""
+    cuts = [m.span() for m in re.finditer(r"\s*;\s*|,\s+(?:and|but|while|whereas)\s+", text)]
+    spans, last = [], 0
+    for a, b in cuts:
+        spans.append((last, a))
+        last = b
+    spans.append((last, len(text)))
+    return [(a, b) for a, b in spans if b > a]
+
+
+def _runs(text: str, start: int, end: int) -> list[_Run]:
+    """The names written in text[start:end]: runs of capitalised words, a sentence's first word only when the
+    run goes on ("Northwind Logistics acquired"; not "Residents of ...").  Leading function words and openers are
+    not part of a name ("The Hallberg Museum", "In Vienna")."""
+    out = []
+    for match in _RUN.finditer(text, start, end):
+        written = match.group(0).split()
+        first = match.start()
+        while len(written) > 1 and (written[0].lower() in STOPWORDS or written[0].lower() in _COMMON_OPENERS):
+            first = text.index(written[1], first + len(written[0]))
+            written = written[1:]
+        words = tuple(_without_possessive(w.lower()) for w in written if w.lower() not in _CONNECTORS)
+        if not words or all(w in STOPWORDS or w == "i" or w.startswith(("i'", "i’")) for w in words):
+            continue  # "I'm announcing": a pronoun
+        at_start = _SENTENCE_START.search(text[:first]) is not None
+        if at_start and len(words) == 1 and words[0] not in names(text):
+            continue  # a sentence's first word is capitalised anyway
+        out.append(_Run(words, first, match.end(), written[-1].endswith(("'s", "’s", "'", "’"))))
+    return out
+
+
+_CONNECTORS = frozenset({"of", "the", "de", "del", "da", "van", "von", "der", "du", "la", "le", "&"})
+_SENTENCE_START = re.compile(r"(?:^|[.!?:;]\s+|\n)[\s\"'“(]*$")
+_DETERMINERS = frozenset({"a", "an", "the", "his", "her", "its", "their", "our", "my", "your", "this", "that", "these", "those"})
+_PREPOSITIONS = frozenset(
+    "by in at from to for with of on into onto via under over near after before between against through across within "
+    "during about without toward towards".split()
+)
+
+
+@dataclass(frozen=True, slots=True)
+class _Slot:
+    preposition: str | None  # the function word before the name (a role word may come between: "by engineer X")
+    before: frozenset[str]  # the content words among the three words before it
+    after: str | None  # the content word after it (function words skipped)
+    opens: bool  # it opens its clause (after determiners only): the clause's subject
+    qualifies: bool  # a content word follows it at once: with no preposition before it and not opening its clause,
+    # it may qualify a noun ("a former Aberdeen midfielder") as well as be a verb's object
+
+
+_LEFT = 3  # words before a name that say what it is to the clause: "signed striker [X]", "designed by engineer [X]"
+
+
+def _slot(text: str, run: _Run, start: int, end: int) -> _Slot:
+    """Where a name stands in its clause: its neighbours, up to a comma or a clause's end, and never across
+    another name ("by the amateur astronomer Yuki Sato at the [Kiso Observatory]": only "at the")."""
+    left = text[start : run.start]
+    left = left[max((m.end() for m in _CLAUSE_BREAK.finditer(left)), default=0) :]
+    right = text[run.end : end]
+    right = right[: next((m.start() for m in _CLAUSE_BREAK.finditer(right)), len(right))]
+    left_words = []
+    for word in reversed(re.findall(r"[^\W\d_][\w'’-]*", left)):
+        if word[0].isupper() and word.lower() not in STOPWORDS or len(left_words) == _LEFT:
+            break
+        left_words.append(word.lower())
+    preposition = None
+    for word in left_words:
+        if word in STOPWORDS and word not in _DETERMINERS:
+            preposition = word if word in _PREPOSITIONS else None
+            break
+    before = frozenset(w for word in left_words for w in content_words(word))
+    after = next((w for word in re.findall(r"[^\W\d_][\w'’-]*", right) if not word[0].isupper() for w in content_words(word)), None)
+    opens = all(w.lower() in _DETERMINERS for w in re.findall(r"[^\W\d_][\w'’-]*", left))
+    follows = re.match(r"\s+([a-z][\w'’-]*)", right)
+    return _Slot(preposition, before, after, opens, follows is not None and follows.group(1) not in STOPWORDS)
+
+
+def _same_slot(claim: _Slot, evidence: _Slot) -> bool:
+    if claim.preposition != evidence.preposition:
+        return False
+    if claim.before & evidence.before:
+        return True
+    return claim.opens and evidence.opens and claim.after is not None and claim.after == evidence.after
