@@ -33,6 +33,10 @@ LOGISTICS = ("Northwind Logistics acquired the Dutch parcel carrier Velotrans in
              "bought the freight broker Cargomax. Northwind Logistics is led by chief executive Sara Lind.")
 COUNCIL = ("Mayor Ingrid Solberg was re-elected in May with a clear majority. Her deputy, Karl Evensen, resigned in June "
            "and was replaced by Nora Dahl.")
+ORCHESTRA = ("The orchestra's youth programme is run by Priya Nair. Principal conductor Anton Weiss retired in March "
+             "and was succeeded by Lena Hoff.")
+SCHOOL = ("Headteacher Ruth Okoye left the school in July and was replaced by Daniel Frost. The board of governors is "
+          "chaired by Alan Price.")
 OBSERVATORY = ("Comet Hasegawa was discovered by the amateur astronomer Yuki Sato at the Kiso Observatory in 2011. Its "
                "orbit was later calculated by Pablo Ruiz at the Calar Alto Observatory.")
 
@@ -49,6 +53,13 @@ CASES = [
     (LOGISTICS, "Northwind Logistics acquired the Dutch parcel carrier Cargomax in 2019.", False),
     (COUNCIL, "Her deputy Karl Evensen resigned in June and was replaced by Ingrid Solberg.", False),
     (OBSERVATORY, "Comet Hasegawa was discovered by the amateur astronomer Pablo Ruiz at the Kiso Observatory in 2011.", False),
+    # a successor taken from elsewhere: the relation is the slot, whatever words tell the role
+    (ORCHESTRA, "Priya Nair became principal conductor in March, succeeding Anton Weiss.", False),
+    (SCHOOL, "Alan Price replaced Ruth Okoye as headteacher in July.", False),
+    (SCHOOL, "Ruth Okoye left the school in July and was replaced by Alan Price.", False),
+    (ORCHESTRA, "Lena Hoff succeeded Anton Weiss as principal conductor in March.", True),
+    (SCHOOL, "Daniel Frost took over from Ruth Okoye as headteacher in July; Alan Price chairs the governors.", True),
+    (ORCHESTRA, "Anton Weiss retired in March, and Priya Nair runs the youth programme.", True),
     # in one clause of two: the other clause is right
     (LOGISTICS, "Northwind Logistics bought Velotrans in 2019, and a year later Eastline bought the freight broker Velotrans.", False),
     (MUSEUM, "Clara Voss painted the portrait in 1891; it was bought by the Nordic Art Trust in 1950.", False),

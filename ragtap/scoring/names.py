@@ -262,6 +262,8 @@ def _taken_from_elsewhere(claim: str, sentences: list[str], known: frozenset[str
         if sum(w in _held(sentence) for w in rest) < _CLAIM_SHARE * len(rest) or _SUBJECT_PRONOUN.search(sentence):
             continue
         clause_tokens, sentence_tokens = tokens(clause), tokens(sentence)
+        if succession := _other_successor(claim, start, end, own, sentence, sentence_tokens, documents):
+            return [succession]
         for name in own:
             if any(name_or_short_form_in(w, sentence_tokens) for w in name.core):
                 continue  # the sentence holds it: not taken from elsewhere
@@ -279,6 +281,44 @@ def _taken_from_elsewhere(claim: str, sentences: list[str], known: frozenset[str
                         and not _stated_elsewhere(name, slot, rest, documents) and not _setting(name, slot, documents):
                     return [f"name: {name.shown()} vs {other.shown()}"]
     return []
+
+
+# Who took whose place: "X succeeded Y", "succeeding Y", "X replaced Y", "X took over from Y"; "Y was succeeded by X".
+_SUCCEEDS = re.compile(r"\b(?:succeed(?:s|ed|ing)?|replac(?:es|ed|ing|e)|t(?:ook|akes|aking|ake)\s+over\s+from)\s+(?=[A-Z])")
+_SUCCEEDED_BY = re.compile(r"\b(?:succeeded|replaced)\s+by\s+(?=[A-Z])")
+
+
+def _successions(text: str, start: int, end: int) -> list[tuple[_Run, _Run]]:
+    """(successor, predecessor) pairs of text[start:end]: after "succeeding"/"replaced"... the predecessor, and the
+    successor is the clause's first name ("Amara Lindqvist became chief executive, succeeding Tomás Reyes"); after
+    "succeeded by" the successor, and the predecessor the nearest name before ("Tomás Reyes stepped down in
+    September and was succeeded by Helen Marsh").  Dates are no names here."""
+    runs = [r for r in _runs(text, start, end) if not set(r.words) & _WHEN]
+    out = []
+    for pattern, active in ((_SUCCEEDS, True), (_SUCCEEDED_BY, False)):
+        for match in pattern.finditer(text, start, end):
+            after = next((r for r in runs if r.start == match.end()), None)
+            before = [r for r in runs if r.end <= match.start()]
+            if after is None or not before:
+                continue
+            out.append((before[0], after) if active else (after, before[-1]))
+    return out
+
+
+def _other_successor(claim: str, start: int, end: int, own: list[_Run], sentence: str, sentence_tokens: frozenset[str],
+                     documents: Sequence[str]) -> str | None:
+    """The claim names as someone's successor a name of the documents that the evidence sentence lacks, where that
+    sentence names another as the same one's successor: "Amara Lindqvist became chief executive, succeeding Tomás
+    Reyes" where "Tomás Reyes stepped down ... and was succeeded by Helen Marsh" (Amara Lindqvist runs another
+    scheme).  A role told in other words has no shared slot; the relation itself is the slot."""
+    for successor, predecessor in _successions(claim, start, end):
+        if not any(successor.core == r.core for r in own) or any(name_or_short_form_in(w, sentence_tokens) for w in successor.core):
+            continue  # a name the documents lack (rule 1), or one the sentence holds
+        for other, their_predecessor in _successions(sentence, 0, len(sentence)):
+            if set(their_predecessor.core) & set(predecessor.core) and not set(other.core) & set(successor.core) \
+                    and not any(name_or_short_form_in(w, tokens(claim)) for w in other.core) and not _related(successor, other, documents):
+                return f"name: {successor.shown()} vs {other.shown()}"
+    return None
 
 
 _APPOSED = 3  # words between two names written together ("Egyptian television network CBC")
