@@ -3,8 +3,9 @@
 A claim that keeps every word of its evidence sentence but puts another name of the documents where that sentence
 names someone or something else ("The library was created by Omar Haddad" where Kira Tanaka created it and Omar
 Haddad maintains the documentation) passed every check before: the name is in the documents, so it is not missing,
-and it is not the sentence's subject moved.  Hand-made cases of our own in seven domains (a football club, a
-software project, a museum, a rail journey, clinics, a logistics company, a town council, an observatory), scored
+and it is not the sentence's subject moved.  Hand-made cases of our own in twelve domains (a football club, a
+software project, a museum, a rail journey, clinics, a logistics company, a town council, an orchestra, a school, a
+trial, a medical study, an observatory), scored
 through the real scoring path; each bad case came back grounded on the code before this check.  Beside them the
 faithful neighbours a summary writes all the time: two sentences merged into one claim (naming both names), a name
 in apposition, a name in a list, "X, not Y", a name that is the referent of the evidence's pronoun.
@@ -37,6 +38,10 @@ ORCHESTRA = ("The orchestra's youth programme is run by Priya Nair. Principal co
              "and was succeeded by Lena Hoff.")
 SCHOOL = ("Headteacher Ruth Okoye left the school in July and was replaced by Daniel Frost. The board of governors is "
           "chaired by Alan Price.")
+TRIAL = ("The trial of former mayor Victor Lang opened in Kingsport on Monday. Prosecutor Dana Webb told the jury that Lang "
+         "accepted bribes from the developer Orrin Homes. Lang's lawyer, Samuel Ortiz, said his client was innocent.")
+STUDY = ("The study, led by Dr. Mei Chen at Lindholm University, followed 2,000 adults for ten years. Co-author Jonas "
+         "Petersen, of the Oslo Institute of Public Health, said the results surprised the team.")
 OBSERVATORY = ("Comet Hasegawa was discovered by the amateur astronomer Yuki Sato at the Kiso Observatory in 2011. Its "
                "orbit was later calculated by Pablo Ruiz at the Calar Alto Observatory.")
 
@@ -60,6 +65,13 @@ CASES = [
     (ORCHESTRA, "Lena Hoff succeeded Anton Weiss as principal conductor in March.", True),
     (SCHOOL, "Daniel Frost took over from Ruth Okoye as headteacher in July; Alan Price chairs the governors.", True),
     (ORCHESTRA, "Anton Weiss retired in March, and Priya Nair runs the youth programme.", True),
+    # a name in apposition has the noun it names for its slot; a title's dot ends no sentence ("Dr. Mei Chen")
+    (TRIAL, "Lang's lawyer, Dana Webb, said his client was innocent.", False),
+    (STUDY, "The study, led by Jonas Petersen at Lindholm University, followed 2,000 adults for ten years.", False),
+    (TRIAL, "Prosecutor Dana Webb told the jury in Kingsport that the former mayor accepted bribes.", True),
+    (TRIAL, "Lang's lawyer Samuel Ortiz maintains that his client, the former mayor, is innocent.", True),
+    (STUDY, "Researchers at Lindholm University, led by Dr. Mei Chen, followed 2,000 adults for a decade.", True),
+    (STUDY, "Jonas Petersen of the Oslo Institute of Public Health, a co-author, said the results surprised the team.", True),
     # in one clause of two: the other clause is right
     (LOGISTICS, "Northwind Logistics bought Velotrans in 2019, and a year later Eastline bought the freight broker Velotrans.", False),
     (MUSEUM, "Clara Voss painted the portrait in 1891; it was bought by the Nordic Art Trust in 1950.", False),

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import functools
 import re
-from collections.abc import Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 
 from ragtap.scoring.alignment import EvidenceIndex, Window
@@ -70,8 +70,7 @@ def name_conflicts(claim: str, best: Window, vocabulary: DocumentVocabulary, ind
             # Neighbours within one sentence: the last words of one sentence do not stand next to the next one's first.
             if any(around & _neighbours(words, stem(other)) for words in evidence_sentences):
                 return [f"name: {name} vs {other}"]
-    documents = [part for s in index.sentences for part in STOP_BREAK.split(s.text)] if index is not None else sentences
-    return _taken_from_elsewhere(claim, sentences, known, documents)
+    return _taken_from_elsewhere(claim, best.text, known, [s.text for s in index.sentences] if index is not None else [best.text])
 
 
 def _moved_into_subject(claim: str, sentence: str, candidates: frozenset[str] | set[str], window_words: set[str],
@@ -209,14 +208,16 @@ class _Run:
         return self.words[1:] if len(self.words) > 1 and self.words[0] in _TITLES else self.words
 
     def shown(self) -> str:
-        return " ".join(self.words)
+        return " ".join(self.core)
 
 
-_RUN = re.compile(r"[A-Z][\w'’.-]*[\w'’](?:\s+(?:(?:of|the|de|del|da|van|von|der|du|la|le|&)\s+){0,2}[A-Z][\w'’.-]*[\w'’])*|[A-Z]\w*")
+_RUN = re.compile(r"[A-Z][\w'’.-]*[\w'’](?:\s+(?:(?:of|the|de|del|da|van|von|der|du|la|le|&)\s+){0,2}[A-Z][\w'’.-]*[\w'’])*"
+                  r"|[A-Z]\w*")
 _CLAUSE_BREAK = re.compile(r"[;:,()]|\s[-–—]\s|(?<=[.!?])\s")
 # What makes a name not the claim's statement but one it denies or sets apart: "to Venice, not to Trieste".
-_SET_APART = re.compile(r"\b(?:not|no|never|nor|rather\s+than|instead\s+of|unlike|except|apart\s+from|other\s+than)\s+(?:\w+\s+){0,2}$",
-                        re.IGNORECASE)
+_SET_APART = re.compile(
+    r"\b(?:not|no|never|nor|rather\s+than|instead\s+of|unlike|except|apart\s+from|other\s+than)\s+(?:\w+\s+){0,2}$", re.IGNORECASE
+)
 # A title or role written capitalised before a name: it does not tell one person or place from another.
 _TITLES = frozenset(
     """mr mrs ms miss dr prof professor sir dame lord lady king queen prince princess president chancellor minister
@@ -227,7 +228,7 @@ _SUBJECT_PRONOUN = re.compile(r"\b(?:he|she|they)\b", re.IGNORECASE)  # "She fou
 _CLAIM_SHARE = 0.66  # share of the clause's other words (and numbers) its evidence sentence must hold
 
 
-def _taken_from_elsewhere(claim: str, sentences: list[str], known: frozenset[str], documents: Sequence[str]) -> list[str]:
+def _taken_from_elsewhere(claim: str, window: str, known: frozenset[str], document_sentences: Sequence[str]) -> list[str]:
     """4. A name the documents hold elsewhere, in the place where the claim's evidence sentence names another:
     "The library was created by Omar Haddad in 2016" where "The library was created by Kira Tanaka in 2016. Its
     documentation is maintained by Omar Haddad."  Judged clause by clause (a claim joining two facts may get one of
@@ -237,8 +238,8 @@ def _taken_from_elsewhere(claim: str, sentences: list[str], known: frozenset[str
       sentence names a name the clause does not (no word of it but those the two names share: "Kiso Observatory" /
       "Calar Alto Observatory"), while nothing of the claim's name is in that sentence: it is taken from elsewhere
       (the evidence's name is no nickname: "Duke ... The Blue Devils dominated" calls one team by two names); two
-      names that may both qualify a noun ("a 55-year-old American citizen" / "a 55-year-old California native") fill
-      no slot;
+      names that may both qualify another noun ("a 55-year-old American citizen" / "a 55-year-old California
+      native") fill no slot;
     - the claim's name stands in the slot of the evidence's: the same preposition before them ("by", "at", none),
       and the same content word just before them (a role word may come between: "signed striker Jonas Berg"), or,
       both opening their clause, just after them ("Northwind is led by" / "Eastline is led by"; not "a former
@@ -246,9 +247,12 @@ def _taken_from_elsewhere(claim: str, sentences: list[str], known: frozenset[str
     - the claim's name is stated, not set apart ("to Venice, not to Trieste") nor a possessor ("Sara Lind's company",
       which describes the clause's subject, it does not replace it), and the evidence sentence names no one by a
       subject pronoun ("She founded the museum with Jonas Berg" is about the claim's name);
-    - the documents (`documents`: their sentences) never write the two names together, as one name or one beside
-      the other ("Tameka Raymond", "Mukalla, Yemen", "Egyptian television network CBC": the same thing, or one
-      within the other), nor the claim's name in the same slot elsewhere (the claim may rest on that sentence)."""
+    - the documents (`document_sentences`: the alignment index's sentences) never write the two names together,
+      as one name or one beside the other ("Tameka Raymond", "Mukalla, Yemen", "Egyptian television network
+      CBC": the same thing, or one within the other), nor the claim's name in the same slot in a sentence that
+      could be the clause's evidence as well."""
+    claim, sentences = undotted_titles(claim), _sentences(window)
+    documents = _Sentences(document_sentences)
     for start, end in _clauses(claim):
         clause = claim[start:end]
         own = [r for r in _runs(claim, start, end) if not r.possessive and not _SET_APART.search(claim[start : r.start])]
@@ -270,13 +274,15 @@ def _taken_from_elsewhere(claim: str, sentences: list[str], known: frozenset[str
             slot = _slot(claim, name, start, end)
             for other in _runs(sentence, 0, len(sentence)):
                 distinct = [w for w in other.core if w not in name.words]
-                if not distinct or other.possessive or any(w in _WHEN or name_or_short_form_in(w, clause_tokens) for w in distinct):
+                if not distinct or other.possessive or any(w in _WHEN or name_or_short_form_in(w, clause_tokens)
+                                                           for w in distinct):
                     continue  # the clause names it too (in any case: "the asteroid" / "Asteroid 316201")
                 if _NICKNAME.search(sentence[: other.end]):
                     continue  # "Duke ... The Blue Devils dominated": a nickname may stand for the claim's name
                 there = _slot(sentence, other, 0, len(sentence))
-                if slot.qualifies and there.qualifies and slot.preposition is None and not (slot.opens and there.opens):
-                    continue  # both qualify a noun: "a 55-year-old American citizen" / "a 55-year-old California native"
+                if slot.qualifies and there.qualifies and slot.after != there.after and slot.preposition is None \
+                        and not (slot.opens and there.opens):
+                    continue  # both may qualify a noun: "a 55-year-old American citizen" / "a 55-year-old California native"
                 if _same_slot(slot, there) and not _related(name, other, documents) \
                         and not _stated_elsewhere(name, slot, rest, documents) and not _setting(name, slot, documents):
                     return [f"name: {name.shown()} vs {other.shown()}"]
@@ -306,25 +312,43 @@ def _successions(text: str, start: int, end: int) -> list[tuple[_Run, _Run]]:
 
 
 def _other_successor(claim: str, start: int, end: int, own: list[_Run], sentence: str, sentence_tokens: frozenset[str],
-                     documents: Sequence[str]) -> str | None:
+                     documents: Iterable[str]) -> str | None:
     """The claim names as someone's successor a name of the documents that the evidence sentence lacks, where that
     sentence names another as the same one's successor: "Amara Lindqvist became chief executive, succeeding Tomás
     Reyes" where "Tomás Reyes stepped down ... and was succeeded by Helen Marsh" (Amara Lindqvist runs another
     scheme).  A role told in other words has no shared slot; the relation itself is the slot."""
     for successor, predecessor in _successions(claim, start, end):
-        if not any(successor.core == r.core for r in own) or any(name_or_short_form_in(w, sentence_tokens) for w in successor.core):
+        if not any(successor.core == r.core for r in own) \
+                or any(name_or_short_form_in(w, sentence_tokens) for w in successor.core):
             continue  # a name the documents lack (rule 1), or one the sentence holds
         for other, their_predecessor in _successions(sentence, 0, len(sentence)):
             if set(their_predecessor.core) & set(predecessor.core) and not set(other.core) & set(successor.core) \
-                    and not any(name_or_short_form_in(w, tokens(claim)) for w in other.core) and not _related(successor, other, documents):
+                    and not any(name_or_short_form_in(w, tokens(claim)) for w in other.core) \
+                    and not _related(successor, other, documents):
                 return f"name: {successor.shown()} vs {other.shown()}"
     return None
+
+
+@functools.lru_cache(maxsize=16384)
+def _sentences(text: str) -> tuple[str, ...]:
+    """`text`'s sentences, a title's dot ending none ("Dr. Mei Chen")."""
+    return tuple(STOP_BREAK.split(undotted_titles(text)))
+
+
+class _Sentences:
+    """The documents' sentences, cut only when a rule needs them (most claims never get that far)."""
+
+    def __init__(self, texts: Sequence[str]) -> None:
+        self._texts = texts
+
+    def __iter__(self) -> Iterator[str]:
+        return (part for text in self._texts for part in _sentences(text))
 
 
 _APPOSED = 3  # words between two names written together ("Egyptian television network CBC")
 
 
-def _related(name: _Run, other: _Run, documents: Sequence[str]) -> bool:
+def _related(name: _Run, other: _Run, documents: Iterable[str]) -> bool:
     """One name spells the other's initials ("BB25", "Big Brother 25"), or the documents write the two names together
     somewhere: as one run ("Tameka Raymond"), or with at most a comma
     and `_APPOSED` words between them, none a function word but "of" ("Mukalla, Yemen", "Scott County, Indiana",
@@ -342,7 +366,7 @@ def _related(name: _Run, other: _Run, documents: Sequence[str]) -> bool:
                 if a is b:
                     return True
                 first, second = (a, b) if a.start < b.start else (b, a)
-                gap = re.findall(r"[^\W_][\w'’-]*", sentence[first.end : second.start])
+                gap = re.findall(r"[^\W_][\w'’-]*", sentence[first.end : second.start])  # numbers count as words here
                 if len(gap) <= _APPOSED and all(w.lower() == "of" or w.lower() not in STOPWORDS for w in gap):
                     return True
     return False
@@ -350,10 +374,11 @@ def _related(name: _Run, other: _Run, documents: Sequence[str]) -> bool:
 
 def _initials_of(short: _Run, long: _Run) -> bool:
     """`short` is one word spelling `long`'s initials, maybe with a number: "BB25" for "Big Brother 25"."""
-    return len(short.words) == 1 and len(long.words) > 1 and short.words[0].rstrip("0123456789") == "".join(w[0] for w in long.words)
+    initials = "".join(w[0] for w in long.words)
+    return len(short.words) == 1 and len(long.words) > 1 and short.words[0].rstrip("0123456789") == initials
 
 
-def _stated_elsewhere(name: _Run, slot: _Slot, rest: list[str], documents: Sequence[str]) -> bool:
+def _stated_elsewhere(name: _Run, slot: _Slot, rest: list[str], documents: Iterable[str]) -> bool:
     """Another sentence of the documents that could be the clause's evidence too (it holds as much of the clause's
     other words) writes the claim's name in the claim's slot (a word before or after it shared)."""
     for sentence in documents:
@@ -371,7 +396,7 @@ _LOCATIVE = frozenset({"in", "at", "on", "near", "across", "within", "throughout
 _SETTING = 3  # sentences of the documents naming a place that is the documents' setting
 
 
-def _setting(name: _Run, slot: _Slot, documents: Sequence[str]) -> bool:
+def _setting(name: _Run, slot: _Slot, documents: Iterable[str]) -> bool:
     """The claim's name is where the documents take place (named in `_SETTING` sentences or more), told as the
     place of something the evidence places in a part of it: "militants in Yemen" / "militants in Mukalla"."""
     if slot.preposition not in _LOCATIVE:
@@ -447,6 +472,8 @@ class _Slot:
     # it may qualify a noun ("a former Aberdeen midfielder") as well as be a verb's object
 
 
+_WORD = re.compile(r"[^\W\d_][\w'’-]*")
+_APPOSITION = re.compile(r"\b[a-z][\w'’-]*,\s*$")
 _LEFT = 3  # words before a name that say what it is to the clause: "signed striker [X]", "designed by engineer [X]"
 
 
@@ -454,11 +481,13 @@ def _slot(text: str, run: _Run, start: int, end: int) -> _Slot:
     """Where a name stands in its clause: its neighbours, up to a comma or a clause's end, and never across
     another name ("by the amateur astronomer Yuki Sato at the [Kiso Observatory]": only "at the")."""
     left = text[start : run.start]
-    left = left[max((m.end() for m in _CLAUSE_BREAK.finditer(left)), default=0) :]
     right = text[run.end : end]
+    if _APPOSITION.search(left) and re.match(r"\s*(?:,|$)", right):
+        left = left.rstrip()[:-1]  # "Lang's lawyer, Samuel Ortiz, said": an apposition's slot is the noun it names
+    left = left[max((m.end() for m in _CLAUSE_BREAK.finditer(left)), default=0) :]
     right = right[: next((m.start() for m in _CLAUSE_BREAK.finditer(right)), len(right))]
     left_words = []
-    for word in reversed(re.findall(r"[^\W\d_][\w'’-]*", left)):
+    for word in reversed(_WORD.findall(left)):
         if word[0].isupper() and word.lower() not in STOPWORDS or len(left_words) == _LEFT:
             break
         left_words.append(word.lower())
@@ -468,8 +497,8 @@ def _slot(text: str, run: _Run, start: int, end: int) -> _Slot:
             preposition = word if word in _PREPOSITIONS else None
             break
     before = frozenset(w for word in left_words for w in content_words(word))
-    after = next((w for word in re.findall(r"[^\W\d_][\w'’-]*", right) if not word[0].isupper() for w in content_words(word)), None)
-    opens = all(w.lower() in _DETERMINERS for w in re.findall(r"[^\W\d_][\w'’-]*", left))
+    after = next((w for word in _WORD.findall(right) if not word[0].isupper() for w in content_words(word)), None)
+    opens = all(w.lower() in _DETERMINERS for w in _WORD.findall(left))
     follows = re.match(r"\s+([a-z][\w'’-]*)", right)
     return _Slot(preposition, before, after, opens, follows is not None and follows.group(1) not in STOPWORDS)
 
