@@ -42,6 +42,8 @@ TRIAL = ("The trial of former mayor Victor Lang opened in Kingsport on Monday. P
          "accepted bribes from the developer Orrin Homes. Lang's lawyer, Samuel Ortiz, said his client was innocent.")
 STUDY = ("The study, led by Dr. Mei Chen at Lindholm University, followed 2,000 adults for ten years. Co-author Jonas "
          "Petersen, of the Oslo Institute of Public Health, said the results surprised the team.")
+FLOOD = ("Flooding closed the high street in Maidstone on Sunday. Kent Police advised drivers to avoid the town. The "
+         "river Medway burst its banks at Wyebridge, where residents were told to expect more flooding.")
 OBSERVATORY = ("Comet Hasegawa was discovered by the amateur astronomer Yuki Sato at the Kiso Observatory in 2011. Its "
                "orbit was later calculated by Pablo Ruiz at the Calar Alto Observatory.")
 
@@ -72,6 +74,9 @@ CASES = [
     (TRIAL, "Lang's lawyer Samuel Ortiz maintains that his client, the former mayor, is innocent.", True),
     (STUDY, "Researchers at Lindholm University, led by Dr. Mei Chen, followed 2,000 adults for a decade.", True),
     (STUDY, "Jonas Petersen of the Oslo Institute of Public Health, a co-author, said the results surprised the team.", True),
+    # faithful: a place told wider (a part of the documents' setting, or a name the documents write as no place)
+    (FLOOD, "Flooding closed the high street in Kent on Sunday.", True),
+    (FLOOD, "Residents of Wyebridge were told to expect more flooding.", True),
     # in one clause of two: the other clause is right
     (LOGISTICS, "Northwind Logistics bought Velotrans in 2019, and a year later Eastline bought the freight broker Velotrans.", False),
     (MUSEUM, "Clara Voss painted the portrait in 1891; it was bought by the Nordic Art Trust in 1950.", False),

@@ -247,6 +247,7 @@ def _taken_from_elsewhere(claim: str, window: str, known: frozenset[str], docume
     - the claim's name is stated, not set apart ("to Venice, not to Trieste") nor a possessor ("Sara Lind's company",
       which describes the clause's subject, it does not replace it), and the evidence sentence names no one by a
       subject pronoun ("She founded the museum with Jonas Berg" is about the claim's name);
+    - in a place's slot, the claim's name is a place in the documents too, and not their setting (`_setting`);
     - the documents (`document_sentences`: the alignment index's sentences) never write the two names together,
       as one name or one beside the other ("Tameka Raymond", "Mukalla, Yemen", "Egyptian television network
       CBC": the same thing, or one within the other), nor the claim's name in the same slot in a sentence that
@@ -346,13 +347,16 @@ class _Sentences:
 
 
 _APPOSED = 3  # words between two names written together ("Egyptian television network CBC")
+# Function words that may stand between them: "the Egyptian city of Luxor", "Maidstone in Kent", "Mark Dunn, the boss
+# of Kell Foods"; not "from Venice to Trieste", "Mars and Jupiter".
+_WITHIN = frozenset({"of", "in", "at", "near", "outside", "the", "a", "an"})
 
 
 def _related(name: _Run, other: _Run, documents: Iterable[str]) -> bool:
     """One name spells the other's initials ("BB25", "Big Brother 25"), or the documents write the two names together
-    somewhere: as one run ("Tameka Raymond"), or with at most a comma
-    and `_APPOSED` words between them, none a function word but "of" ("Mukalla, Yemen", "Scott County, Indiana",
-    "the Egyptian city of Luxor").  Such names are one thing or one within the other: not a substitution."""
+    somewhere: as one run ("Tameka Raymond"), or with at most a comma and `_APPOSED` words between them, no function
+    word but those of `_WITHIN` ("Mukalla, Yemen", "Scott County, Indiana", "the Egyptian city of Luxor", "Mark Dunn,
+    the boss of Kell Foods").  Such names are one thing, or one within or at the head of the other: no substitution."""
     if _initials_of(name, other) or _initials_of(other, name):
         return True
     mine = set(name.core) - set(other.core)
@@ -367,7 +371,7 @@ def _related(name: _Run, other: _Run, documents: Iterable[str]) -> bool:
                     return True
                 first, second = (a, b) if a.start < b.start else (b, a)
                 gap = re.findall(r"[^\W_][\w'’-]*", sentence[first.end : second.start])  # numbers count as words here
-                if len(gap) <= _APPOSED and all(w.lower() == "of" or w.lower() not in STOPWORDS for w in gap):
+                if len(gap) <= _APPOSED and all(w.lower() in _WITHIN or w.lower() not in STOPWORDS for w in gap):
                     return True
     return False
 
@@ -392,16 +396,26 @@ def _stated_elsewhere(name: _Run, slot: _Slot, rest: list[str], documents: Itera
     return False
 
 
-_LOCATIVE = frozenset({"in", "at", "on", "near", "across", "within", "throughout", "around", "inside", "outside"})
+_PLACE = frozenset(
+    "in at on near across within throughout around inside outside to from into via towards toward".split()
+)
 _SETTING = 3  # sentences of the documents naming a place that is the documents' setting
 
 
 def _setting(name: _Run, slot: _Slot, documents: Iterable[str]) -> bool:
-    """The claim's name is where the documents take place (named in `_SETTING` sentences or more), told as the
-    place of something the evidence places in a part of it: "militants in Yemen" / "militants in Mukalla"."""
-    if slot.preposition not in _LOCATIVE:
+    """A place told wider or otherwise than the evidence's, not a place taken from elsewhere.  In a place's slot
+    ("in", "at", "from", "to" ...) the claim's name must be a place in the documents too (a name they write after such
+    a word: not "Kent" of "Kent Police", "Indiana" of "Indiana University"), and not where the documents take place
+    (named in `_SETTING` sentences or more: "militants in Yemen" / "militants in Mukalla", a part of it)."""
+    if slot.preposition not in _PLACE:
         return False
-    return sum(any(name_or_short_form_in(w, _name_tokens(s)) for w in name.core) for s in documents) >= _SETTING
+    named, placed = 0, False
+    for sentence in documents:
+        if any(name_or_short_form_in(w, _name_tokens(sentence)) for w in name.core):
+            named += 1
+            runs = [run for run in _runs(sentence, 0, len(sentence)) if set(name.core) & set(run.words)]
+            placed = placed or any(_slot(sentence, run, 0, len(sentence)).preposition in _PLACE for run in runs)
+    return named >= _SETTING or not placed
 
 
 @functools.lru_cache(maxsize=16384)
