@@ -3,10 +3,10 @@
 A claim that keeps every word of its evidence sentence but puts another name of the documents where that sentence
 names someone or something else ("The library was created by Omar Haddad" where Kira Tanaka created it and Omar
 Haddad maintains the documentation) passed every check before: the name is in the documents, so it is not missing,
-and it is not the sentence's subject moved.  Hand-made cases of our own in twelve domains (a football club, a
+and it is not the sentence's subject moved.  Hand-made cases of our own in thirteen domains (a football club, a
 software project, a museum, a rail journey, clinics, a logistics company, a town council, an orchestra, a school, a
-trial, a medical study, an observatory), scored
-through the real scoring path; each bad case came back grounded on the code before this check.  Beside them the
+trial, a medical study, a flood, an observatory), scored through the real scoring path; each bad case came back
+grounded on the code before this check.  Beside them the
 faithful neighbours a summary writes all the time: two sentences merged into one claim (naming both names), a name
 in apposition, a name in a list, "X, not Y", a name that is the referent of the evidence's pronoun.
 """

@@ -9,7 +9,8 @@ rests on, mismatch by mismatch:
   Rounding, hedges ("about") and unit conversions agree;
 - **names** (names.py): a name the documents lack, where the aligned evidence names someone or something the claim does not
   ("Tesla designed the motor" where the sentence says Bláthy did); or a name of the documents swapped in as the
-  subject of a sentence the claim otherwise repeats;
+  subject of a sentence the claim otherwise repeats, or into the slot where the sentence names another ("created by
+  Omar Haddad" where the sentence says Kira Tanaka, and Omar Haddad keeps the documentation);
 - **polarity** (polarity.py): a negation on one side only, a word whose opposite is on the other side (at least /
   at most, first / second, always / never, read-only / write-only...), or an order relation with its two events
   swapped ("update the firmware before backing up" where the manual says to back up before updating);

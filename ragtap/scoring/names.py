@@ -3,6 +3,9 @@
 A name is what a fluent wrong answer most easily gets wrong while keeping every other word: "Tesla designed the
 motor" where the sentence says Bláthy did.  Each check compares the claim with the evidence window it rests on
 (alignment.py), never with the documents at large, and needs the evidence's own name in the place of the claim's.
+The rules are listed in order in `name_conflicts`; the last, a name taken from elsewhere in the same documents,
+reads the documents' other sentences too, only to spare what a faithful summary does (two names of one thing, a
+place within another, a sentence that states the claim's name in the same place).
 """
 
 from __future__ import annotations
@@ -257,23 +260,29 @@ def _taken_from_elsewhere(claim: str, window: str, known: frozenset[str], docume
     for start, end in _clauses(claim):
         clause = claim[start:end]
         own = [r for r in _runs(claim, start, end) if not r.possessive and not _SET_APART.search(claim[start : r.start])]
-        own = [r for r in own if all(name_or_short_form_in(w, known) for w in r.core)]  # in the documents (else rule 1)
         if not own:
             continue
         rest = [w for w in content_words(clause) if w not in {stem(x) for r in own for x in r.words}] + _NUMBER.findall(clause)
         if len(rest) < 2:
             continue
         sentence = max(sentences, key=lambda s: sum(w in _held(s) for w in rest))
-        if sum(w in _held(sentence) for w in rest) < _CLAIM_SHARE * len(rest) or _SUBJECT_PRONOUN.search(sentence):
+        evidence_runs = _runs(sentence, 0, len(sentence))
+        if not evidence_runs or sum(w in _held(sentence) for w in rest) < _CLAIM_SHARE * len(rest) \
+                or _SUBJECT_PRONOUN.search(sentence):
             continue
-        clause_tokens, sentence_tokens = tokens(clause), tokens(sentence)
-        if succession := _other_successor(claim, start, end, own, sentence, sentence_tokens, documents):
-            return [succession]
+        sentence_tokens = _name_tokens(sentence)
+        # Names the sentence lacks (it would hold the claim's own), the documents hold (else rule 1 judges them).
+        own = [r for r in own if not any(name_or_short_form_in(w, sentence_tokens) for w in r.core)
+               and all(name_or_short_form_in(w, known) for w in r.core)]
+        if not own:
+            continue
+        clause_tokens = _name_tokens(clause)
+        if _SUCCEEDS.search(clause) or _SUCCEEDED_BY.search(clause):
+            if succession := _other_successor(claim, start, end, own, sentence, clause_tokens, documents):
+                return [succession]
         for name in own:
-            if any(name_or_short_form_in(w, sentence_tokens) for w in name.core):
-                continue  # the sentence holds it: not taken from elsewhere
             slot = _slot(claim, name, start, end)
-            for other in _runs(sentence, 0, len(sentence)):
+            for other in evidence_runs:
                 distinct = [w for w in other.core if w not in name.words]
                 if not distinct or other.possessive or any(w in _WHEN or name_or_short_form_in(w, clause_tokens)
                                                            for w in distinct):
@@ -312,19 +321,18 @@ def _successions(text: str, start: int, end: int) -> list[tuple[_Run, _Run]]:
     return out
 
 
-def _other_successor(claim: str, start: int, end: int, own: list[_Run], sentence: str, sentence_tokens: frozenset[str],
+def _other_successor(claim: str, start: int, end: int, own: list[_Run], sentence: str, clause_tokens: frozenset[str],
                      documents: Iterable[str]) -> str | None:
     """The claim names as someone's successor a name of the documents that the evidence sentence lacks, where that
     sentence names another as the same one's successor: "Amara Lindqvist became chief executive, succeeding Tomás
     Reyes" where "Tomás Reyes stepped down ... and was succeeded by Helen Marsh" (Amara Lindqvist runs another
     scheme).  A role told in other words has no shared slot; the relation itself is the slot."""
     for successor, predecessor in _successions(claim, start, end):
-        if not any(successor.core == r.core for r in own) \
-                or any(name_or_short_form_in(w, sentence_tokens) for w in successor.core):
+        if not any(successor.core == r.core for r in own):
             continue  # a name the documents lack (rule 1), or one the sentence holds
         for other, their_predecessor in _successions(sentence, 0, len(sentence)):
             if set(their_predecessor.core) & set(predecessor.core) and not set(other.core) & set(successor.core) \
-                    and not any(name_or_short_form_in(w, tokens(claim)) for w in other.core) \
+                    and not any(name_or_short_form_in(w, clause_tokens) for w in other.core) \
                     and not _related(successor, other, documents):
                 return f"name: {successor.shown()} vs {other.shown()}"
     return None
@@ -446,7 +454,8 @@ def _clauses(text: str) -> list[tuple[int, int]]:
     return [(a, b) for a, b in spans if b > a]
 
 
-def _runs(text: str, start: int, end: int) -> list[_Run]:
+@functools.lru_cache(maxsize=16384)
+def _runs(text: str, start: int, end: int) -> tuple[_Run, ...]:
     """The names written in text[start:end]: runs of capitalised words, a sentence's first word only when the
     run goes on ("Northwind Logistics acquired"; not "Residents of ...").  Leading function words and openers are
     not part of a name ("The Hallberg Museum", "In Vienna")."""
@@ -464,7 +473,7 @@ def _runs(text: str, start: int, end: int) -> list[_Run]:
         if at_start and len(words) == 1 and words[0] not in names(text):
             continue  # a sentence's first word is capitalised anyway
         out.append(_Run(words, first, match.end(), written[-1].endswith(("'s", "’s", "'", "’"))))
-    return out
+    return tuple(out)
 
 
 _CONNECTORS = frozenset({"of", "the", "de", "del", "da", "van", "von", "der", "du", "la", "le", "&"})
