@@ -3,9 +3,9 @@
 A claim that keeps every word of its evidence sentence but puts another name of the documents where that sentence
 names someone or something else ("The library was created by Omar Haddad" where Kira Tanaka created it and Omar
 Haddad maintains the documentation) passed every check before: the name is in the documents, so it is not missing,
-and it is not the sentence's subject moved.  Hand-made cases of our own in thirteen domains (a football club, a
+and it is not the sentence's subject moved.  Hand-made cases of our own in fourteen domains (a football club, a
 software project, a museum, a rail journey, clinics, a logistics company, a town council, an orchestra, a school, a
-trial, a medical study, a flood, an observatory), scored through the real scoring path; each bad case came back
+trial, a medical study, a flood, a warehouse fire, an observatory), scored through the real scoring path; each bad case came back
 grounded on the code before this check.  Beside them the
 faithful neighbours a summary writes all the time: two sentences merged into one claim (naming both names), a name
 in apposition, a name in a list, "X, not Y", a name that is the referent of the evidence's pronoun.
@@ -44,6 +44,8 @@ STUDY = ("The study, led by Dr. Mei Chen at Lindholm University, followed 2,000 
          "Petersen, of the Oslo Institute of Public Health, said the results surprised the team.")
 FLOOD = ("Flooding closed the high street in Maidstone on Sunday. Kent Police advised drivers to avoid the town. The "
          "river Medway burst its banks at Wyebridge, where residents were told to expect more flooding.")
+WAREHOUSE = ("A fire destroyed a warehouse in Bridgeton on Tuesday night. Kell Foods chief executive Mark Dunn thanked "
+             "the crews from Ashford, who arrived within minutes.")
 OBSERVATORY = ("Comet Hasegawa was discovered by the amateur astronomer Yuki Sato at the Kiso Observatory in 2011. Its "
                "orbit was later calculated by Pablo Ruiz at the Calar Alto Observatory.")
 
@@ -77,6 +79,9 @@ CASES = [
     # faithful: a place told wider (a part of the documents' setting, or a name the documents write as no place)
     (FLOOD, "Flooding closed the high street in Kent on Sunday.", True),
     (FLOOD, "Residents of Wyebridge were told to expect more flooding.", True),
+    # faithful: one noun phrase in two orders ("X, chief executive of Y" / "Y chief executive X") swaps no names
+    (WAREHOUSE, "Mark Dunn, chief executive of Kell Foods, thanked the crews from Ashford.", True),
+    (WAREHOUSE, "Kell Foods chief executive Mark Dunn thanked the Ashford crews.", True),
     # in one clause of two: the other clause is right
     (LOGISTICS, "Northwind Logistics bought Velotrans in 2019, and a year later Eastline bought the freight broker Velotrans.", False),
     (MUSEUM, "Clara Voss painted the portrait in 1891; it was bought by the Nordic Art Trust in 1950.", False),

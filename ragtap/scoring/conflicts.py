@@ -119,7 +119,8 @@ def _swapped_words(claim: str, window: Window) -> list[str]:
             for b in shared[i + 1 :]:
                 if places[a] == places[b] or claim_places[a] != places[b] or claim_places[b] != places[a]:
                     continue
-                if abs(words.index(a) - words.index(b)) > 1 and not _listed(sentence, a, b) and not _compounded(claim, sentence, a, b):
+                if abs(words.index(a) - words.index(b)) > 1 and not _listed(sentence, a, b) \
+                        and not _compounded(claim, sentence, a, b) and not _role_of(claim, sentence, a, b):
                     return [f"swapped: {shown.get(a, a)} and {shown.get(b, b)}"]
     return []
 
@@ -161,18 +162,43 @@ def _compounded(claim: str, sentence: str, a: str, b: str) -> bool:
     return False
 
 
-def _listed(sentence: str, a: str, b: str) -> bool:
-    """`a` and `b` are items of one list in `sentence`: what stands between them is a comma, "and"/"or", and at
-    most other short items of the list ("salt, pepper and sugar"; not "admins can delete projects and members")."""
+def _between(text: str, a: str, b: str) -> str | None:
+    """What `text` writes between the words `a` and `b` (as `content_words` writes them), in either order."""
     spans = {}
-    for match in re.finditer(r"[^\W_]+(?:['’][^\W_]+)?", sentence):
+    for match in re.finditer(r"[^\W_]+(?:['’][^\W_]+)?", text):
         word = content_words(match.group(0))
         if word and word[0] in (a, b) and word[0] not in spans:
             spans[word[0]] = match.span()
     if len(spans) < 2:
-        return False
+        return None
     first, second = sorted(spans.values())
-    items = _LIST_GAP.split(sentence[first[1] : second[0]])
+    return text[first[1] : second[0]]
+
+
+_ROLE_OF = re.compile(r"\s*,?\s*(?:(?:the|a|an)\s+)?((?:[\w-]+\s+){1,3})of\s+(?:the\s+)?", re.IGNORECASE)
+
+
+def _role_of(claim: str, sentence: str, a: str, b: str) -> bool:
+    """One side names the two as "X, chief executive of Y", the other as "Y chief executive X": one noun phrase
+    written in two orders, not two names trading places ("Mark Dunn, chief executive of Kell Foods, thanked the
+    crews" / "Kell Foods chief executive Mark Dunn thanked the crews")."""
+    gaps = [_between(claim, a, b), _between(sentence, a, b)]
+    if None in gaps:
+        return False
+    for one, other in (gaps, gaps[::-1]):
+        role = _ROLE_OF.fullmatch(one or "")
+        if role and set(content_words(role.group(1))) == set(content_words(other or "")) and "," not in (other or ""):
+            return True
+    return False
+
+
+def _listed(sentence: str, a: str, b: str) -> bool:
+    """`a` and `b` are items of one list in `sentence`: what stands between them is a comma, "and"/"or", and at
+    most other short items of the list ("salt, pepper and sugar"; not "admins can delete projects and members")."""
+    between = _between(sentence, a, b)
+    if between is None:
+        return False
+    items = _LIST_GAP.split(between)
     return len(items) > 1 and all(len(item.split()) <= 2 for item in items)  # ", pepper and": items of one list
 
 
