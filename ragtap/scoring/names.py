@@ -306,9 +306,9 @@ _SUCCEEDED_BY = re.compile(r"\b(?:succeeded|replaced)\s+by\s+(?=[A-Z])")
 
 def _successions(text: str, start: int, end: int) -> list[tuple[_Run, _Run]]:
     """(successor, predecessor) pairs of text[start:end]: after "succeeding"/"replaced"... the predecessor, and the
-    successor is the clause's first name ("Amara Lindqvist became chief executive, succeeding Tomás Reyes"); after
-    "succeeded by" the successor, and the predecessor the nearest name before ("Tomás Reyes stepped down in
-    September and was succeeded by Helen Marsh").  Dates are no names here."""
+    successor is the clause's first name ("Priya Nair became principal conductor, succeeding Anton Weiss"); after
+    "succeeded by" the successor, and the predecessor the nearest name before ("Anton Weiss retired in March and was
+    succeeded by Lena Hoff").  Dates are no names here."""
     runs = [r for r in _runs(text, start, end) if not set(r.words) & _WHEN]
     out = []
     for pattern, active in ((_SUCCEEDS, True), (_SUCCEEDED_BY, False)):
@@ -324,9 +324,9 @@ def _successions(text: str, start: int, end: int) -> list[tuple[_Run, _Run]]:
 def _other_successor(claim: str, start: int, end: int, own: list[_Run], sentence: str, clause_tokens: frozenset[str],
                      documents: Iterable[str]) -> str | None:
     """The claim names as someone's successor a name of the documents that the evidence sentence lacks, where that
-    sentence names another as the same one's successor: "Amara Lindqvist became chief executive, succeeding Tomás
-    Reyes" where "Tomás Reyes stepped down ... and was succeeded by Helen Marsh" (Amara Lindqvist runs another
-    scheme).  A role told in other words has no shared slot; the relation itself is the slot."""
+    sentence names another as the same one's successor: "Priya Nair became principal conductor, succeeding Anton
+    Weiss" where "Anton Weiss retired in March and was succeeded by Lena Hoff" (Priya Nair runs the youth
+    programme).  A role told in other words has no shared slot; the relation itself is the slot."""
     for successor, predecessor in _successions(claim, start, end):
         if not any(successor.core == r.core for r in own):
             continue  # a name the documents lack (rule 1), or one the sentence holds
