@@ -10,6 +10,8 @@
 - **order**: the same order relation with its two events swapped ("update the firmware before backing up" where
   the manual says to back up before updating), however each side words it (before, after, prior to, until, a
   fronted "Before ..., ...", "A, then B").
+- **a denied permission**: what one clause says is not possible ("cancellations by phone are not accepted"), said to
+  be possible by a claim that says "can" or answers "Yes" ("Yes, you can cancel by phone").
 A negation and an opposite together cancel out ("not available after 14 days" = "available within 14 days"); "unless"
 reads "if not".
 Clauses are compared only where they share content words (MIN_CLAUSE_OVERLAP), and every evidence clause that
@@ -214,6 +216,14 @@ def polarity_conflicts(claim: str, best: Window) -> list[str]:
             across = _opposite_across_clauses(clause, clause_terms, words, most, sentences)
             if across:
                 out.append(across)
+            elif most >= MIN_CLAUSE_OVERLAP:
+                # or the claim adds a condition of another sentence to what one clause denies ("medicine students
+                # can apply if they meet the income limit" / "income below £40,000. Medicine students are not eligible")
+                denials = denials or _denials([terms for _, _, terms in evidence_clauses])
+                content = _plain_content(clause_terms)
+                denied = _denied_permission(clause_terms, content, denials) if content is not None else None
+                if denied:
+                    out.append(f"negation: {denied}")
             continue
         # Every evidence clause that holds the claim clause as well as the best one must turn it around.
         reasons = []
@@ -296,11 +306,12 @@ def _asserts_the_denied_part(claim_terms: list[str], window: _Denials) -> str | 
     bought at the station cannot be refunded" / "tickets bought at the station can be refunded"), or, where the
     negation opens a clause without a verb of its own, what it governs ("allowed on regional trains but not on
     express trains" / "allowed on express trains")."""
-    if not window.denials:
+    claim_content = _plain_content(claim_terms)
+    if claim_content is None or not window.denials:
         return None
-    claim_content = {t for t in claim_terms if t not in STOPWORDS and len(t) > 1}
-    if _negated(claim_terms, set())[0] or claim_content & (_NEGATION_WORDS | _CESSATION):
-        return None
+    permission = _denied_permission(claim_terms, claim_content, window)
+    if permission:
+        return permission
     for denial in window.denials:
         verb = denial.scope[0]
         if verb in claim_content and verb in window.affirmed:
@@ -314,6 +325,43 @@ def _asserts_the_denied_part(claim_terms: list[str], window: _Denials) -> str | 
             if denied:
                 return denied[0]
     return None
+
+
+def _plain_content(terms: list[str]) -> set[str] | None:
+    """A claim's content words, or None when it negates something itself (then it asserts no denied part)."""
+    content = {t for t in terms if t not in STOPWORDS and len(t) > 1}
+    if _negated(terms, set())[0] or content & (_NEGATION_WORDS | _CESSATION):
+        return None
+    return content
+
+
+def _denied_permission(claim_terms: list[str], claim_content: set[str], window: _Denials) -> str | None:
+    """What the window says is not possible, said to be possible: "Yes, you can cancel by phone" against "Members may
+    cancel after the minimum term; cancellations by phone are not accepted" -- a denial of a permission word
+    (accepted, allowed, eligible, available ...) and a claim that says "can" (or answers "Yes") without that word,
+    naming a word of the denied clause that the window says nowhere outside a negated clause."""
+    if not (_POSSIBLE.intersection(claim_terms) or claim_terms[:1] == ["yes"]) or _sets_apart(claim_terms):
+        return None
+    for denial in window.denials:
+        if denial.scope[0] in _PERMISSION and denial.scope[0] not in claim_content:
+            about = (denial.subject | set(denial.scope[1:])) & claim_content
+            denied = sorted(t for t in about if t not in window.plain)
+            if denied:
+                return denied[0]
+    return None
+
+
+def _sets_apart(terms: list[str]) -> bool:
+    """The claim excludes something itself ("medicines other than controlled ones can be delivered")."""
+    return bool(_EXCLUDING.intersection(terms)) or any(a == "other" and b == "than" for a, b in zip(terms, terms[1:]))
+
+
+_EXCLUDING = frozenset({"except", stem("excluding"), stem("besides")})
+# A denial of one of these says something is not possible ("debit cards are not accepted", "students of medicine are not
+# eligible"); a claim that says it is possible (_POSSIBLE, or an answer opening with "Yes") asserts what it denies.
+_PERMISSION = frozenset(stem(w) for w in "accepted allowed permitted available eligible possible supported covered refundable "
+                        "refunded valid offered provided compatible recommended suitable".split())
+_POSSIBLE = frozenset(stem(w) for w in "can able allowed permitted possible available eligible accepted welcome".split())
 
 
 def _affirmed(terms: list[str]) -> set[str]:

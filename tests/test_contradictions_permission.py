@@ -1,0 +1,54 @@
+"""What a document says is not possible, said to be possible (issue 21, seventh round).
+
+"Members may cancel after the minimum term; cancellations by phone are not accepted" against "Yes, you can cancel by
+phone": the claim never says "accepted", so no negation of the evidence governs a word both sides share, and the
+affirmed clause (cancel after the minimum term) agrees with it.  A denial of a permission word (accepted, allowed,
+eligible, available, refundable ...) and a claim that says "can" or answers "Yes" without that word, naming what only
+the denied clause names, is a contradiction -- also where the claim adds a condition from another sentence.  Cases in
+domains of our own; each unfaithful one is grounded on the code before.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from ragtap.types import Verdict
+
+from test_contradictions import outcomes, score
+
+POOL = ("Members may bring up to two guests per visit. Guests under 16 are not allowed in the sauna. Towels can be "
+        "rented at the front desk for 3 euros.")
+PHARMACY = ("Prescriptions can be collected from 9:00 to 18:00 on weekdays. Controlled medicines are not available for "
+            "home delivery; all other medicines can be delivered within 48 hours.")
+AIRLINE = ("Economy Light tickets can be changed for a fee of 60 euros. Refunds are not offered on Economy Light "
+           "tickets, and seat selection costs extra.")
+GRANTS = ("Applicants must live in the county and earn less than 30,000 euros a year. Full-time students are not "
+          "eligible for the home-improvement grant.")
+PARKS = ("Campfires are allowed in the designated fire rings; drones are not permitted anywhere in the park. Dogs must "
+         "be kept on a leash.")
+MUSEUM = ("Photography without flash is welcome in the permanent collection. Tripods and selfie sticks are not "
+          "accepted in the galleries.")
+
+CASES = [
+    (POOL, "Yes, guests under 16 can use the sauna as long as they come with a member.", False),
+    (POOL, "Guests under 16 can't go into the sauna, but members may bring up to two guests per visit.", True),
+    (POOL, "Yes, you can rent a towel at the front desk for 3 euros.", True),
+    (PHARMACY, "Yes, controlled medicines can be delivered to your home within 48 hours.", False),
+    (PHARMACY, "Medicines other than controlled ones can be delivered to your home within 48 hours.", True),
+    (PHARMACY, "Yes, you can collect prescriptions on weekdays between 9:00 and 18:00.", True),
+    (AIRLINE, "Yes, Economy Light tickets can be refunded if you pay the 60-euro fee.", False),
+    (AIRLINE, "You can change an Economy Light ticket for 60 euros, but you can't get a refund.", True),
+    (GRANTS, "Yes, full-time students can apply for the home-improvement grant if they earn less than 30,000 euros.", False),
+    (GRANTS, "You can apply if you live in the county and earn under 30,000 euros a year, unless you are a full-time student.", True),
+    (PARKS, "Yes, drones can be flown in the park, and campfires are allowed in the fire rings.", False),
+    (PARKS, "Campfires are allowed, but only in the designated fire rings.", True),
+    (PARKS, "Yes, you can have a campfire in the fire rings, but leave your drone at home.", True),
+    (MUSEUM, "Yes, you can bring a tripod into the galleries.", False),
+    (MUSEUM, "Yes, you can take photos without flash in the permanent collection.", True),
+]
+
+
+@pytest.mark.parametrize("document,answer,faithful", CASES)
+def test_a_denied_permission_said_to_be_possible(embedder, document: str, answer: str, faithful: bool) -> None:
+    result = score(embedder, document, answer)
+    assert (result.verdict is Verdict.GROUNDED) == faithful, (result.verdict, outcomes(result))
