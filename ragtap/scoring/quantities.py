@@ -130,7 +130,7 @@ class Quantity:
 
     @property
     def is_year(self) -> bool:
-        return self.slot in (None, "year_date") and self.decimals == 0 and 1000 <= self.value <= 2100 and not self.ordinal
+        return self.slot in (None, "year_date") and self.decimals == 0 and 1000 <= self.value <= 2100 and not self.ordinal and "," not in self.text
 
     def describe(self) -> str:
         if self.slot == "clock" or (self.dimension == "time_of_day" and ":" in self.text):  # "10:30", "10:30 am"
@@ -264,13 +264,13 @@ def _with_slot(text: str, value: float, currency: str | None, decimals: int, ord
         if month is not None and decimals == 0 and 1 <= value <= 31:
             slot = "day_of_" + month.group(1)[:3]
     hedged = _HEDGED_HEAD.search(head) is not None
-    if slot is None and decimals == 0 and 1000 <= value <= 2100 and not ordinal:
-        slot = "year_date"
+    if slot is None and decimals == 0 and 1000 <= value <= 2100 and not ordinal and "," not in text[start:end]:
+        slot = "year_date"  # (a year is never written "1,250")
     shown = text[start:end].strip()
     return Quantity(value, slot, dimension, decimals, hedged, ordinal, shown, start, end)
 
 
-_UNIT_STOP = re.compile(r"[,;]|\s[-–—]\s|[–—]")  # a unit follows its number directly
+_UNIT_STOP = re.compile(r"[,;]|\s[-–—]\s|[–—]|^[.!?]\s")  # a unit follows its number directly, in its sentence ("in 2024. Ticket")
 _MONTHS = "|".join((*MONTHS, "jan", "feb", "mar", "apr", "jun", "jul", "aug", "sep", "sept", "oct", "nov", "dec"))
 MONTH_BEFORE = re.compile(rf"\b({_MONTHS})\.?\s+$", re.IGNORECASE)  # a text ending in a month: "March 5", "on October 9."
 _MONTH = re.compile(_MONTHS)
@@ -488,6 +488,8 @@ def derived(claim: Quantity, texts: tuple[str, ...], cued: bool = False) -> bool
     others = own + [q for text in texts[1:] for q in quantities(text) if not q.ordinal]
     if claim.ordinal or not others:
         return False
+    if claim.slot == "%" and _CHANGE_WORD.search(texts[0]):  # "from 3,100 to 4,200, a 35% increase": a relative change
+        return any(_close(claim.value, change, claim.decimals, claim.hedged) for change in _relative_changes(others, texts))
     if claim.dimension == "multiple":  # "twice", "three times": a ratio
         return any(_close(claim.value, ratio, claim.decimals, claim.hedged) for ratio in _ratios(others))
     if claim.dimension == "time":  # the time between two times of the day, or two years
@@ -533,6 +535,21 @@ _WORKED_OUT = re.compile(
     r"lower|earlier|later|bigger|smaller|larger|greater|extra|additional|apart|each|apiece|per|every|both|remaining|rest"
     r"|[a-z]{3,}er\s+than)\b",  # "deeper than Lake Vorn, by 28 metres"
     re.IGNORECASE)
+
+
+_CHANGE_WORD = re.compile(r"\b(?:increas|decreas|ris[ei]|rose|grow|grew|growth|fell|fall|drop|declin|jump|gain|cut|up|down|more|less|fewer|higher|lower)",
+                          re.IGNORECASE)
+
+
+def _relative_changes(quantities_: list[Quantity], texts: tuple[str, ...]) -> list[float]:
+    """The change from each value to each other one counting the same thing, in % of the first (not percentages,
+    years, times of the day or dates: "3,100 children to 4,200" is a 35.5% rise).  Where a text tells the change
+    ("from 40 to 50 euros"), only from its first value: that is a 25% rise, never a 20% one."""
+    values = [q for q in quantities_ if q.value > 0 and q.slot != "%" and not q.is_year and q.dimension not in ("time_of_day", "percent")
+              and (q.slot is None or _family(q) is not None)]
+    told = {(before.value, after.value) for text in texts for before, after in changes(text)}
+    return [abs(b.value - a.value) / a.value * 100 for a in values for b in values
+            if a is not b and a.value != b.value and (a.slot == b.slot or a.slot is None or b.slot is None) and (b.value, a.value) not in told]
 
 
 def _ratios(quantities_: list[Quantity]) -> list[float]:

@@ -1,17 +1,21 @@
-"""What a document says is not possible, said to be possible (issue 21, seventh round).
+"""Issue 21, seventh round: classes of our own, each unfaithful case grounded on the code before.
+
+**What a document says is not possible, said to be possible.**
 
 "Members may cancel after the minimum term; cancellations by phone are not accepted" against "Yes, you can cancel by
 phone": the claim never says "accepted", so no negation of the evidence governs a word both sides share, and the
 affirmed clause (cancel after the minimum term) agrees with it.  A denial of a permission word (accepted, allowed,
 eligible, available, refundable ...) and a claim that says "can" or answers "Yes" without that word, naming what only
-the denied clause names, is a contradiction -- also where the claim adds a condition from another sentence.  Cases in
-domains of our own; each unfaithful one is grounded on the code before.
+the denied clause names, is a contradiction -- also where the claim adds a condition from another sentence.
+
+**A relative change worked out** ("from 3,100 to 4,200, a 35% rise") is no missing number; a wrong one still is.
 """
 
 from __future__ import annotations
 
 import pytest
 
+from ragtap.scoring.quantities import quantities
 from ragtap.types import Verdict
 
 from test_contradictions import outcomes, score
@@ -52,3 +56,28 @@ CASES = [
 def test_a_denied_permission_said_to_be_possible(embedder, document: str, answer: str, faithful: bool) -> None:
     result = score(embedder, document, answer)
     assert (result.verdict is Verdict.GROUNDED) == faithful, (result.verdict, outcomes(result))
+
+
+MEMBERS = "Club membership grew from 1,250 in 2022 to 1,600 in 2024. Ticket prices went from 40 euros to 50 euros."
+CHANGES = [
+    (MEMBERS, "Club membership grew from 1,250 to 1,600 between 2022 and 2024, an increase of 28%.", True),
+    (MEMBERS, "Ticket prices rose by 25%, from 40 to 50 euros.", True),
+    (MEMBERS, "Club membership grew from 1,250 to 1,600, an increase of 35%.", False),
+    (MEMBERS, "Ticket prices rose by 20%, from 40 to 50 euros.", False),
+]
+
+
+@pytest.mark.parametrize("document,answer,faithful", CHANGES)
+def test_a_relative_change_worked_out_from_two_values(embedder, document: str, answer: str, faithful: bool) -> None:
+    result = score(embedder, document, answer)
+    assert (result.verdict is Verdict.GROUNDED) == faithful, (result.verdict, outcomes(result))
+
+
+def test_a_number_ending_its_sentence_takes_no_unit_from_the_next_one() -> None:
+    (year,) = [q for q in quantities("The hall reopened in 2024. Ticket prices went up.") if q.value == 2024]
+    assert year.is_year and year.slot == "year_date"
+
+
+def test_a_number_with_a_thousands_comma_is_no_year() -> None:
+    (count,) = quantities("Membership grew from 1,250 to more.")
+    assert not count.is_year and count.slot != "year_date"
