@@ -8,6 +8,11 @@ affirmed clause (cancel after the minimum term) agrees with it.  A denial of a p
 eligible, available, refundable ...) and a claim that says "can" or answers "Yes" without that word, naming what only
 the denied clause names, is a contradiction -- also where the claim adds a condition from another sentence.
 
+**A prohibition** ("Never use vinegar to clean the tank") is a denied permission too, and a claim that warns against
+what the evidence prohibits ("Yes, mixing this cleaner with bleach is dangerous" / "Never mix this cleaner with
+bleach") says the same thing: a warning word on the plain side cancels the negation (it did not: on DelucionQA train
+13 contradicted claims of clean answers were of this kind, "Yes, it is dangerous to spin your wheels").
+
 **A relative change worked out** ("from 3,100 to 4,200, a 35% rise") is no missing number; a wrong one still is.
 """
 
@@ -33,7 +38,20 @@ PARKS = ("Campfires are allowed in the designated fire rings; drones are not per
 MUSEUM = ("Photography without flash is welcome in the permanent collection. Tripods and selfie sticks are not "
           "accepted in the galleries.")
 
+KETTLE = ("Clean the tank with warm water once a month. Never use vinegar to clean the tank, as it damages the seals. "
+          "Do not open the lid while the water is boiling.")
+CLEANER = "Never mix this cleaner with bleach. Keep it away from children."
+OVEN = "Do not open the oven door during the first 20 minutes of baking."
+
 CASES = [
+    (KETTLE, "Yes, vinegar is fine for cleaning the tank.", False),
+    (KETTLE, "Yes, you can clean the tank with vinegar once a month.", False),
+    (KETTLE, "You can clean the tank with warm water once a month, but never with vinegar.", True),
+    (KETTLE, "Opening the lid while the water is boiling is dangerous.", True),
+    (CLEANER, "Yes, mixing this cleaner with bleach is dangerous.", True),
+    (CLEANER, "You can mix this cleaner with bleach.", False),
+    (OVEN, "Avoid opening the oven door during the first 20 minutes of baking.", True),
+    (OVEN, "You can open the oven door during the first 20 minutes of baking.", False),
     (POOL, "Yes, guests under 16 can use the sauna as long as they come with a member.", False),
     (POOL, "Guests under 16 can't go into the sauna, but members may bring up to two guests per visit.", True),
     (POOL, "Yes, you can rent a towel at the front desk for 3 euros.", True),

@@ -54,6 +54,10 @@ _CESSATION = frozenset(
 # Words that say "hardly any" ("made little headway", "few survived", "barely moved"): a side with one of them is no
 # plain assertion for a negation on the other side to contradict; the two may say the same thing.
 _SCANT = frozenset(stem(w) for w in "little few hardly barely scarcely seldom rarely".split())
+# Words that warn against something ("cruise control can be dangerous in heavy traffic"): a side with one of them says
+# in its way what a prohibition on the other side says ("do not use cruise control in heavy traffic").
+_WARNING = frozenset(stem(w) for w in "dangerous danger unsafe hazardous hazard risky harmful avoid caution careful "
+                     "warning warn".split())
 _SCOPE = 5  # a negation governs the words up to this many tokens after it ("does not [cover water damage]")
 # Clauses.  "except" opens its clause and stays in it ("except for" / "only for" are compared); "unless" is "if not"
 # inside its sentence's clause (`_terms`), so both sides' conditions are compared with what they govern.
@@ -203,6 +207,7 @@ def polarity_conflicts(claim: str, best: Window) -> list[str]:
     evidence_clauses = [e for e in evidence_clauses if e[1]]
     out: list[str] = []
     denials: _Denials | None = None  # computed once, for the first claim clause that needs it
+    warned = bool(_words(claim) & _WARNING)  # the claim warns against something ("opening the lid while boiling is dangerous")
     for clause in _clauses(claim):
         clause_terms = _terms(clause)
         words = _words(clause, clause_terms)
@@ -229,7 +234,7 @@ def polarity_conflicts(claim: str, best: Window) -> list[str]:
         reasons = []
         for i in (i for i, n in overlap.items() if n == most):
             text, held, terms = evidence_clauses[i]
-            flips, why = _flips(clause, text, clause_terms, terms, words & held, window_terms)
+            flips, why = _flips(clause, text, clause_terms, terms, words & held, window_terms, warned=warned)
             if not flips:
                 break
             reasons.append(why)
@@ -270,6 +275,7 @@ class _Denial:
     scope: list[str]  # its next content words ("not [cover flood damage]")
     subject: frozenset[str]  # its clause's words before it ("tickets bought at the station [cannot be refunded]")
     elliptical: bool  # it opens a clause that follows another ("..., but not on express trains"): that clause's verb
+    prohibition: bool  # it opens its clause as a command ("Never use vinegar", "Do not open the lid")
 
 
 @dataclass(frozen=True, slots=True)
@@ -291,7 +297,8 @@ def _denials(evidence_clauses: list[list[str]]) -> _Denials:
         subject = frozenset(t for t in terms[:first] if t not in STOPWORDS and len(t) > 1)
         if not scopes:
             plain.update(t for t in terms if t not in STOPWORDS and len(t) > 1)
-        denials.extend(_Denial(scope, subject, not subject and index > 0) for scope in scopes)
+        prohibition = terms[:1] == ["never"] or terms[:2] == ["do", "not"]
+        denials.extend(_Denial(scope, subject, not subject and index > 0, prohibition and not subject) for scope in scopes)
     return _Denials(denials, {t for terms in evidence_clauses for t in _affirmed(terms)}, plain)
 
 
@@ -330,7 +337,7 @@ def _asserts_the_denied_part(claim_terms: list[str], window: _Denials) -> str | 
 def _plain_content(terms: list[str]) -> set[str] | None:
     """A claim's content words, or None when it negates something itself (then it asserts no denied part)."""
     content = {t for t in terms if t not in STOPWORDS and len(t) > 1}
-    if _negated(terms, set())[0] or content & (_NEGATION_WORDS | _CESSATION):
+    if _negated(terms, set())[0] or content & (_NEGATION_WORDS | _CESSATION | _WARNING):
         return None
     return content
 
@@ -343,7 +350,7 @@ def _denied_permission(claim_terms: list[str], claim_content: set[str], window: 
     if not (_POSSIBLE.intersection(claim_terms) or claim_terms[:1] == ["yes"]) or _sets_apart(claim_terms):
         return None
     for denial in window.denials:
-        if denial.scope[0] in _PERMISSION and denial.scope[0] not in claim_content:
+        if (denial.scope[0] in _PERMISSION or denial.prohibition) and denial.scope[0] not in claim_content:
             about = (denial.subject | set(denial.scope[1:])) & claim_content
             denied = sorted(t for t in about if t not in window.plain)
             if denied:
@@ -381,7 +388,7 @@ def _affirmed(terms: list[str]) -> set[str]:
 
 
 def _flips(claim: str, evidence: str, claim_terms: list[str], evidence_terms: list[str], shared: set[str],
-           window_terms: Sequence[str] = (), *, opposites_only: bool = False) -> tuple[int, str]:
+           window_terms: Sequence[str] = (), *, opposites_only: bool = False, warned: bool = False) -> tuple[int, str]:
     """How the claim clause turns the evidence clause around: (1 when it does, else 0; the reasons).
 
     Opposites first ("decreased" / "increased", "unclear" / "clear").  A negation whose first word is one side of an
@@ -418,6 +425,9 @@ def _flips(claim: str, evidence: str, claim_terms: list[str], evidence_terms: li
     plain_side, negating_side = (evidence_set, claim_set) if claim_negates else (claim_set, evidence_set)
     ceased = bool((plain_side & _CESSATION) - negating_side)  # "removed support for X" = "X is no longer supported"
     scant = bool(plain_side & _SCANT)  # "could make little headway" = "was unable to make much headway"
+    # a warning against what the other side prohibits ("dangerous" / "never"): in the claim's sentence, for the claim
+    warns = bool(plain_side & _WARNING) or (warned and not claim_negates)
+    scant = scant or (warns and bool({"never", "do"} & negating_side))
     if claim_negates != evidence_negates and not (claim_heads and evidence_heads) and not ceased and not scant:
         own = claim_heads if claim_negates else []
         if not any(_same_negation(mine, theirs) for mine in own for theirs in _negated(list(window_terms), turned)[0]):
