@@ -41,6 +41,10 @@ MUSEUM = ("Photography without flash is welcome in the permanent collection. Tri
 KETTLE = ("Clean the tank with warm water once a month. Never use vinegar to clean the tank, as it damages the seals. "
           "Do not open the lid while the water is boiling.")
 CLEANER = "Never mix this cleaner with bleach. Keep it away from children."
+WASTE = ("Household waste is collected on Mondays in grey bins. Batteries must not go in the grey bin; take them to a "
+         "collection point at any supermarket.")
+GALA = ("A guest who cannot attend may send a substitute, provided the organiser is told by Friday. Pets must not be left "
+        "alone in the rooms during the gala dinner.")
 OVEN = "Do not open the oven door during the first 20 minutes of baking."
 
 CASES = [
@@ -51,6 +55,11 @@ CASES = [
     (CLEANER, "Yes, mixing this cleaner with bleach is dangerous.", True),
     (CLEANER, "You can mix this cleaner with bleach.", False),
     (OVEN, "Avoid opening the oven door during the first 20 minutes of baking.", True),
+    # a modal's prohibition ("must not"), not one inside a relative clause ("a guest who cannot attend")
+    (WASTE, "Yes, batteries can go in the grey bin, which is collected on Mondays.", False),
+    (WASTE, "Household waste goes in the grey bin on Mondays; batteries go to a collection point at a supermarket.", True),
+    (GALA, "Yes, you can send a substitute if you tell the organiser by Friday.", True),
+    (GALA, "Yes, pets can be left alone in the rooms during the gala dinner.", False),
     (OVEN, "You can open the oven door during the first 20 minutes of baking.", False),
     (POOL, "Yes, guests under 16 can use the sauna as long as they come with a member.", False),
     (POOL, "Guests under 16 can't go into the sauna, but members may bring up to two guests per visit.", True),

@@ -10,8 +10,10 @@
 - **order**: the same order relation with its two events swapped ("update the firmware before backing up" where
   the manual says to back up before updating), however each side words it (before, after, prior to, until, a
   fronted "Before ..., ...", "A, then B").
-- **a denied permission**: what one clause says is not possible ("cancellations by phone are not accepted"), said to
-  be possible by a claim that says "can" or answers "Yes" ("Yes, you can cancel by phone").
+- **a denied permission**: what one clause says is not possible ("cancellations by phone are not accepted") or
+  forbids ("Glass must not go in the blue bin", "Never use vinegar"), said to be possible by a claim that says "can"
+  or answers "Yes" ("Yes, you can cancel by phone"); a claim that warns against what is forbidden ("it is dangerous
+  to ...") agrees with it.
 A negation and an opposite together cancel out ("not available after 14 days" = "available within 14 days"); "unless"
 reads "if not".
 Clauses are compared only where they share content words (MIN_CLAUSE_OVERLAP), and every evidence clause that
@@ -275,7 +277,7 @@ class _Denial:
     scope: list[str]  # its next content words ("not [cover flood damage]")
     subject: frozenset[str]  # its clause's words before it ("tickets bought at the station [cannot be refunded]")
     elliptical: bool  # it opens a clause that follows another ("..., but not on express trains"): that clause's verb
-    prohibition: bool  # it opens its clause as a command ("Never use vinegar", "Do not open the lid")
+    prohibited: frozenset[str]  # what a prohibition forbids: a command's object ("Never use [vinegar]"), a modal's subject ("[glass] must not go ...")
 
 
 @dataclass(frozen=True, slots=True)
@@ -297,9 +299,21 @@ def _denials(evidence_clauses: list[list[str]]) -> _Denials:
         subject = frozenset(t for t in terms[:first] if t not in STOPWORDS and len(t) > 1)
         if not scopes:
             plain.update(t for t in terms if t not in STOPWORDS and len(t) > 1)
-        prohibition = terms[:1] == ["never"] or terms[:2] == ["do", "not"]
-        denials.extend(_Denial(scope, subject, not subject and index > 0, prohibition and not subject) for scope in scopes)
+        denials.extend(_Denial(scope, subject, not subject and index > 0, _prohibited(terms, first, subject, scope)) for scope in scopes)
     return _Denials(denials, {t for terms in evidence_clauses for t in _affirmed(terms)}, plain)
+
+
+def _prohibited(terms: list[str], first: int, subject: frozenset[str], scope: list[str]) -> frozenset[str]:
+    """What the clause's negation forbids, when it is a prohibition: the object of a command ("Never use [vinegar]",
+    "Do not open [the lid]"), or the subject of a modal's negation ("[Glass] must not go in the blue bin") -- not one
+    in a relative clause ("a runner who cannot start may defer their entry")."""
+    if not subject and (terms[:1] == ["never"] or terms[:2] == ["do", "not"]):
+        return frozenset(scope[1:])
+    if first >= 2 and terms[first - 1] in _MODALS and terms[first - 2] not in ("who", "which", "that"):
+        head = terms[: first - 1]  # the modal's own subject: after a "that" ("The EEOC says that [pregnancy] should not ...")
+        start = max((i + 1 for i, t in enumerate(head) if t in ("that", "whether", "if", "when")), default=0)
+        return frozenset(t for t in head[start:] if t in subject)
+    return frozenset()
 
 
 def _asserts_the_denied_part(claim_terms: list[str], window: _Denials) -> str | None:
@@ -345,13 +359,19 @@ def _plain_content(terms: list[str]) -> set[str] | None:
 def _denied_permission(claim_terms: list[str], claim_content: set[str], window: _Denials) -> str | None:
     """What the window says is not possible, said to be possible: "Yes, you can cancel by phone" against "Members may
     cancel after the minimum term; cancellations by phone are not accepted" -- a denial of a permission word
-    (accepted, allowed, eligible, available ...) and a claim that says "can" (or answers "Yes") without that word,
-    naming a word of the denied clause that the window says nowhere outside a negated clause."""
-    if not (_POSSIBLE.intersection(claim_terms) or claim_terms[:1] == ["yes"]) or _sets_apart(claim_terms):
+    (accepted, allowed, eligible, available ...) or a prohibition, and a claim that answers "Yes" or says "can" a few
+    words from what it names of the denied clause -- a word the window says nowhere outside a negated clause ("can
+    lead to" far from it is no permission)."""
+    if claim_terms[:1] == ["yes"]:
+        said = claim_content
+    else:
+        said = {t for i, t in enumerate(claim_terms) if t in claim_content
+                and any(w in _POSSIBLE for w in claim_terms[max(0, i - _NEAR_POSSIBLE) : i + _NEAR_POSSIBLE + 1])}
+    if not said or _sets_apart(claim_terms):
         return None
     for denial in window.denials:
-        if (denial.scope[0] in _PERMISSION or denial.prohibition) and denial.scope[0] not in claim_content:
-            about = (denial.subject | set(denial.scope[1:])) & claim_content
+        if denial.scope[0] in _PERMISSION or denial.prohibited:
+            about = (denial.subject | set(denial.scope[1:]) if denial.scope[0] in _PERMISSION else denial.prohibited) & said
             denied = sorted(t for t in about if t not in window.plain)
             if denied:
                 return denied[0]
@@ -363,6 +383,8 @@ def _sets_apart(terms: list[str]) -> bool:
     return bool(_EXCLUDING.intersection(terms)) or any(a == "other" and b == "than" for a, b in zip(terms, terms[1:]))
 
 
+_NEAR_POSSIBLE = 4  # terms between "can" and what it says is possible ("[glass] jars [can] go", "[can] cancel by [phone]")
+_MODALS = frozenset({"must", "should", "may", "can", "shall"})
 _EXCLUDING = frozenset({"except", stem("excluding"), stem("besides")})
 # A denial of one of these says something is not possible ("debit cards are not accepted", "students of medicine are not
 # eligible"); a claim that says it is possible (_POSSIBLE, or an answer opening with "Yes") asserts what it denies.
