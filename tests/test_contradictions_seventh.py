@@ -13,6 +13,9 @@ what the evidence prohibits ("Yes, mixing this cleaner with bleach is dangerous"
 bleach") says the same thing: a warning word on the plain side cancels the negation (it did not: on DelucionQA train
 13 contradicted claims of clean answers were of this kind, "Yes, it is dangerous to spin your wheels").
 
+**"No more than" is a quantifier** ("at most"), as "no later than" and "no fewer than" are: they were taken out as
+negations that negate nothing, so "no more than £1,200" met "at least £1,200" as no opposite.
+
 **A relative change worked out** ("from 3,100 to 4,200, a 35% rise") is no missing number; a wrong one still is.
 """
 
@@ -81,6 +84,23 @@ CASES = [
 
 @pytest.mark.parametrize("document,answer,faithful", CASES)
 def test_a_denied_permission_said_to_be_possible(embedder, document: str, answer: str, faithful: bool) -> None:
+    result = score(embedder, document, answer)
+    assert (result.verdict is Verdict.GROUNDED) == faithful, (result.verdict, outcomes(result))
+
+
+# "no more than", "no later than", "no fewer than" are quantifiers, not negations: they were dropped before
+SCHOLARSHIP = ("The scholarship is renewed each year if the student passes at least 48 credits. Applications must arrive no "
+               "later than 31 May, and each class has no more than 20 students.")
+QUANTIFIERS = [
+    (SCHOLARSHIP, "The scholarship is renewed each year as long as the student passes no more than 48 credits.", False),
+    (SCHOLARSHIP, "The scholarship is renewed each year if the student passes no fewer than 48 credits.", True),
+    (SCHOLARSHIP, "Applications must arrive no earlier than 31 May.", False),
+    (SCHOLARSHIP, "Applications have to arrive by 31 May at the latest, and classes have at most 20 students.", True),
+]
+
+
+@pytest.mark.parametrize("document,answer,faithful", QUANTIFIERS)
+def test_no_more_than_is_a_quantifier(embedder, document: str, answer: str, faithful: bool) -> None:
     result = score(embedder, document, answer)
     assert (result.verdict is Verdict.GROUNDED) == faithful, (result.verdict, outcomes(result))
 

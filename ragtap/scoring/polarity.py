@@ -38,10 +38,11 @@ _NEGATION_WORDS = frozenset(
     "deny denied denies denial fail failed fails failure refusal unwilling reluctant refrain".split()
 )  # as stems (terms are stemmed): "refused to bargain" = "wouldn't bargain"
 # Negation words that negate nothing here: "not only ... but", "no matter", "No," answering a yes/no question, "No. 1",
-# "no later than" / "no more than" (quantifiers: compared as opposites below).
+# "no sooner than".  ("no later than", "no more than", "no fewer than" are quantifiers: _PHRASES joins them, and they
+# are compared as opposites.)
 _NOT_A_NEGATION = re.compile(
-    r"\bnot\s+only\b|\bno\s+matter\b|\bno\s*,|^\s*no\b\s*(?:[.!—–]|-\s)|\bno\.\s*\d|\bno\s+(?:later|earlier|more|less|fewer|sooner|longer)\s+than\b"
-    r"|\bnothing\s+but\b|\bno-|\bnot\s+just\b|\bno\s+doubt\b|\bno\b[^.;]{0,40}\b(?:more|better|greater|bigger|larger)\b[^.;]{0,30}\bthan\b"
+    r"\bnot\s+only\b|\bno\s+matter\b|\bno\s*,|^\s*no\b\s*(?:[.!—–]|-\s)|\bno\.\s*\d|\bno\s+(?:sooner|longer)\s+than\b"
+    r"|\bnothing\s+but\b|\bno-|\bnot\s+just\b|\bno\s+doubt\b|\bno\b(?!\s+more\s+than)[^.;]{0,40}\b(?:more|better|greater|bigger|larger)\b[^.;]{0,30}\bthan\b"
     r"|^\s*not\s+(?:much|really|quite|exactly|necessarily|always|at\s+all)\b\s*(?:[—–,.!:;]|-\s)",  # a reply: "Not much — ..."
     re.IGNORECASE,
 )
@@ -68,7 +69,7 @@ _CLAUSE = re.compile(r"[;:]\s+|(?<=[.!?])\s+|\s+(?:but|while|whereas|although|th
 
 # Opposites, by stem.  Multi-word ones are joined with "_" before matching ("at least" -> "at_least").
 _PHRASES = {
-    "at least": "at_least", "at most": "at_most", "no more than": "at_most", "no less than": "at_least", "no later than": "at_latest",
+    "at least": "at_least", "at most": "at_most", "no more than": "at_most", "no less than": "at_least", "no fewer than": "at_least", "no later than": "at_latest",
     "no earlier than": "at_earliest", "more than": "more_than", "less than": "less_than", "fewer than": "less_than",
     "greater than": "more_than", "read-only": "read_only", "write-only": "write_only", "read only": "read_only",
     "write only": "write_only", "turn on": "turn_on", "turn off": "turn_off", "switch on": "turn_on", "switch off": "turn_off",
