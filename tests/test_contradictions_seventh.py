@@ -16,6 +16,9 @@ bleach") says the same thing: a warning word on the plain side cancels the negat
 **"No more than" is a quantifier** ("at most"), as "no later than" and "no fewer than" are: they were taken out as
 negations that negate nothing, so "no more than £1,200" met "at least £1,200" as no opposite.
 
+**An "only" dropped for an added alternative**: "accepted only at the Harlow Road centre" against "at the Harlow Road
+centre or at any of the bottle banks".
+
 **A relative change worked out** ("from 3,100 to 4,200, a 35% rise") is no missing number; a wrong one still is.
 """
 
@@ -101,6 +104,24 @@ QUANTIFIERS = [
 
 @pytest.mark.parametrize("document,answer,faithful", QUANTIFIERS)
 def test_no_more_than_is_a_quantifier(embedder, document: str, answer: str, faithful: bool) -> None:
+    result = score(embedder, document, answer)
+    assert (result.verdict is Verdict.GROUNDED) == faithful, (result.verdict, outcomes(result))
+
+
+# the evidence restricts something with "only"; the claim, without "only", adds an alternative the sentence lacks
+SHOP = ("Refunds are issued only to the original payment card, within 10 days. Store credit and gift vouchers are "
+        "sold at the customer desk.")
+CLINIC = "The travel vaccine is given only by a registered nurse. Pharmacists can advise on malaria tablets."
+ONLY = [
+    (SHOP, "Refunds go back to the original payment card or onto a gift voucher, within 10 days.", False),
+    (SHOP, "Refunds are paid back to the original payment card within 10 days.", True),
+    (CLINIC, "The travel vaccine can be given by a registered nurse or a pharmacist.", False),
+    (CLINIC, "A registered nurse gives the travel vaccine; a pharmacist can advise you on malaria tablets.", True),
+]
+
+
+@pytest.mark.parametrize("document,answer,faithful", ONLY)
+def test_an_only_dropped_for_an_added_alternative(embedder, document: str, answer: str, faithful: bool) -> None:
     result = score(embedder, document, answer)
     assert (result.verdict is Verdict.GROUNDED) == faithful, (result.verdict, outcomes(result))
 

@@ -13,7 +13,8 @@ rests on, mismatch by mismatch:
 - **polarity** (polarity.py): a negation on one side only, a word whose opposite is on the other side (at least /
   at most, first / second, always / never, read-only / write-only...), or an order relation with its two events
   swapped ("update the firmware before backing up" where the manual says to back up before updating);
-- **only**: "only X" where the evidence names X with others ("owners and admins").
+- **only**: "only X" where the evidence names X with others ("owners and admins"); or the evidence's "only X" with
+  "only" dropped and an alternative added ("at the Harlow Road centre or at any bottle bank").
 
 Every check needs a confident alignment (most of the claim's weighted content in the window), so that a claim that
 merely touches a sentence is never said to contradict it; a claim the evidence does not state at all is left to the
@@ -189,7 +190,37 @@ def _exclusive_conflicts(claim: str, window: Window) -> list[str]:
             if kept in members and others:
                 out.append(f"only: {kept} vs {kept} and {others[0]}")
                 return out
-    return out
+    return _widened(claim, window)
+
+
+# "only at the Harlow Road centre", "only by a certified installer": what the evidence restricts something to
+_ONLY_TO = re.compile(r"\bonly\s+(?:(?:at|in|to|for|on|by|from|with|through|via)\s+)?(?:the\s+|a\s+|an\s+)?([^\W\d_][\w-]*)", re.IGNORECASE)
+# an alternative the claim adds: "the Harlow Road centre [or to any of the 14 bottle] banks"
+_ALTERNATIVE = re.compile(r"\s(?:or|as\s+well\s+as)\s+(?:(?:at|in|into|to|for|on|onto|by|from|with|through|via)\s+)?(?:any\s+of\s+)?"
+                          r"(?:the\s+|a\s+|an\s+)?(?:\d+\s+)?([^\W\d_][\w-]*)", re.IGNORECASE)
+_RESTRICTED = re.compile(r"\b(?:only|just|exclusively|solely)\b", re.IGNORECASE)
+_ALTERNATIVE_REACH = 60  # characters after the kept word within which the claim adds its alternative
+
+
+def _widened(claim: str, window: Window) -> list[str]:
+    """The converse of "only X": the evidence restricts something to X ("accepted only at the Harlow Road Recycling
+    Centre") and the claim, without "only", offers X or something the sentence does not name ("at the Harlow Road
+    Recycling Centre or at any of the 14 bottle banks")."""
+    if _RESTRICTED.search(claim):
+        return []
+    lowered = claim.lower()
+    for sentence in STOP_BREAK.split(window.text):
+        said = {stem(w) for w in content_words(sentence)}
+        for match in _ONLY_TO.finditer(sentence):
+            kept = match.group(1).lower()
+            at = re.search(rf"\b{re.escape(kept)}\b", lowered)
+            if at is None or stem(kept) in STOPWORDS:
+                continue
+            for alternative in _ALTERNATIVE.finditer(lowered, at.end(), at.end() + _ALTERNATIVE_REACH):
+                other = alternative.group(1)
+                if stem(other) not in said and other not in STOPWORDS:
+                    return [f"only: {kept} vs {kept} or {other}"]
+    return []
 
 
 _ALL = re.compile(r"\b(?:all|every|each)\s+(?:of\s+)?(?:the\s+|your\s+|their\s+|its\s+)?([^\W\d_][\w-]*)", re.IGNORECASE)
