@@ -19,7 +19,8 @@ negations that negate nothing, so "no more than £1,200" met "at least £1,200" 
 **An "only" dropped for an added alternative**: "accepted only at the Harlow Road centre" against "at the Harlow Road
 centre or at any of the bottle banks".
 
-**A relative change worked out** ("from 3,100 to 4,200, a 35% rise") is no missing number; a wrong one still is.
+**A relative change worked out** ("from 3,100 to 4,200, a 35% rise") is no missing number, nor a multiple the claim
+states times a value ("double the weekday price, so 24 dollars"); a wrong one still is.
 """
 
 from __future__ import annotations
@@ -126,12 +127,16 @@ def test_an_only_dropped_for_an_added_alternative(embedder, document: str, answe
     assert (result.verdict is Verdict.GROUNDED) == faithful, (result.verdict, outcomes(result))
 
 
+ZOO = "A weekday ticket to the zoo costs 12 dollars. Weekend tickets cost twice as much, and children under 3 go free."
 MEMBERS = "Club membership grew from 1,250 in 2022 to 1,600 in 2024. Ticket prices went from 40 euros to 50 euros."
 CHANGES = [
     (MEMBERS, "Club membership grew from 1,250 to 1,600 between 2022 and 2024, an increase of 28%.", True),
     (MEMBERS, "Ticket prices rose by 25%, from 40 to 50 euros.", True),
     (MEMBERS, "Club membership grew from 1,250 to 1,600, an increase of 35%.", False),
     (MEMBERS, "Ticket prices rose by 20%, from 40 to 50 euros.", False),
+    # a multiple the claim states, times a value of the evidence
+    (ZOO, "Weekend tickets are double the weekday price, so a weekend ticket costs 24 dollars.", True),
+    (ZOO, "Weekend tickets are double the weekday price, so a weekend ticket costs 30 dollars.", False),
 ]
 
 

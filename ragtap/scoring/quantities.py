@@ -526,6 +526,8 @@ def _derived_as(claim: Quantity, kind: str, own: list[Quantity], others: list[Qu
                   if (q.dimension is None or q.slot in per) and _family(q) != kind and not q.is_year and not q.hedged
                   and q.decimals == 0 and 2 <= q.value <= _COUNT_LIMIT]
         candidates += [n * v for n in counts for v in family]
+    # A multiple the claim itself states times a value: "e-bikes are double the rate, so the first hour is €8" (€4).
+    candidates += [m.value * v for m in own if m.dimension == "multiple" for v in family]
     return any(_close(claim.value, value, claim.decimals, claim.hedged) for value in candidates if value > 0)
 
 
