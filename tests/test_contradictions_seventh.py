@@ -19,6 +19,8 @@ negations that negate nothing, so "no more than £1,200" met "at least £1,200" 
 **An "only" dropped for an added alternative**: "accepted only at the Harlow Road centre" against "at the Harlow Road
 centre or at any of the bottle banks".
 
+**Opposites of instructions and offers**: remove / keep, remove / stay, optional / included.
+
 **A relative change worked out** ("from 3,100 to 4,200, a 35% rise") is no missing number, nor a multiple the claim
 states times a value ("double the weekday price, so 24 dollars"); a wrong one still is.
 """
@@ -128,6 +130,23 @@ def test_an_only_dropped_for_an_added_alternative(embedder, document: str, answe
 
 
 ZOO = "A weekday ticket to the zoo costs 12 dollars. Weekend tickets cost twice as much, and children under 3 go free."
+# opposites of instructions and offers: remove / keep, remove / stay, optional / included
+HEATER = "Remove the protective film from the panel before switching on the heater. Airport transfers are optional and cost 30 euros."
+OPPOSITES = [
+    (HEATER, "Keep the protective film on the panel when you switch on the heater.", False),
+    (HEATER, "The protective film can stay on the panel while the heater is switched on.", False),
+    (HEATER, "Take the protective film off the panel before you switch the heater on.", True),
+    (HEATER, "The airport transfer is included in the package.", False),
+    (HEATER, "An airport transfer is optional; it costs 30 euros.", True),
+]
+
+
+@pytest.mark.parametrize("document,answer,faithful", OPPOSITES)
+def test_opposites_of_instructions_and_offers(embedder, document: str, answer: str, faithful: bool) -> None:
+    result = score(embedder, document, answer)
+    assert (result.verdict is Verdict.GROUNDED) == faithful, (result.verdict, outcomes(result))
+
+
 MEMBERS = "Club membership grew from 1,250 in 2022 to 1,600 in 2024. Ticket prices went from 40 euros to 50 euros."
 CHANGES = [
     (MEMBERS, "Club membership grew from 1,250 to 1,600 between 2022 and 2024, an increase of 28%.", True),

@@ -110,6 +110,7 @@ _OPPOSITES_LIST = (
     ("vary", "same"), ("vary", "constant"), ("half", "full"), ("partial", "full"), ("partial", "complete"),
     # an exception turned around: "the tax rises except for households on pension credit" / "rises only for them"
     ("except", "only_to"),
+    ("remove", "keep"), ("remove", "stay"), ("optional", "include"),
 )
 
 
