@@ -22,7 +22,8 @@ centre or at any of the bottle banks".
 **Opposites of instructions and offers**: remove / keep, remove / stay, optional / included.
 
 **A relative change worked out** ("from 3,100 to 4,200, a 35% rise") is no missing number, nor a multiple the claim
-states times a value ("double the weekday price, so 24 dollars"); a wrong one still is.
+states times a value ("double the weekday price, so 24 dollars"), nor a count worked out with the user's own number
+("I am bringing 9 shirts" / "the first 5 are free, so you pay for 4"); a wrong one still is.
 """
 
 from __future__ import annotations
@@ -173,3 +174,13 @@ def test_a_number_ending_its_sentence_takes_no_unit_from_the_next_one() -> None:
 def test_a_number_with_a_thousands_comma_is_no_year() -> None:
     (count,) = quantities("Membership grew from 1,250 to more.")
     assert not count.is_year and count.slot != "year_date"
+
+
+LAUNDRY = "The first 5 shirts of each order are washed free; further shirts cost 3 dollars each."
+
+
+@pytest.mark.parametrize("shirts,faithful", [(4, True), (6, False)])
+def test_a_count_worked_out_from_the_users_own_number(embedder, shirts: int, faithful: bool) -> None:
+    answer = f"The first 5 shirts are free, so you pay for {shirts} shirts at 3 dollars each."
+    result = score(embedder, LAUNDRY, answer, question="I am bringing 9 shirts. What will it cost?")
+    assert (result.verdict is Verdict.GROUNDED) == faithful, (result.verdict, outcomes(result))

@@ -140,6 +140,7 @@ class Evidence:
     vocabulary: DocumentVocabulary
     index: EvidenceIndex
     premise: DocumentVocabulary | None = None  # the question's: numbers and names the user stated (lexical.py)
+    question: str = ""  # its text: a figure may be worked out from the user's numbers ("we have 8 bags" -> "pay for 3")
 
     @classmethod
     def of(cls, passages: Sequence[Passage], vectors: np.ndarray, documents: Sequence[str], question: str | None = None,
@@ -147,7 +148,7 @@ class Evidence:
         """`index`: the documents' sentence index when it was built already (it depends on the documents only)."""
         return cls(tuple(passages), vectors, DocumentVocabulary.of([p.text for p in passages]),
                    index if index is not None else EvidenceIndex(list(enumerate(documents))),
-                   None if not question else DocumentVocabulary.of([question]))
+                   None if not question else DocumentVocabulary.of([question]), question or "")
 
 
 def judge_claim(claim: Claim, vector: np.ndarray | None, evidence: Evidence, thresholds: ClaimThresholds, of: str = "answer") -> ClaimSupport:
@@ -166,7 +167,7 @@ def judge_claim(claim: Claim, vector: np.ndarray | None, evidence: Evidence, thr
     windows = evidence.index.align(words) if claim.not_judged is None else []
     aligned = windows[0] if windows else None
     if lexical.missing_numbers:
-        lexical = _without_derived(checked, lexical, windows, best)
+        lexical = _without_derived(checked, lexical, windows, best, evidence.question)
 
     def result(outcome: ClaimOutcome, reason: str, conflicts: tuple[str, ...] = ()) -> ClaimSupport:
         return ClaimSupport(
@@ -193,10 +194,11 @@ def judge_claim(claim: Claim, vector: np.ndarray | None, evidence: Evidence, thr
     return result(ClaimOutcome.of_supported(supported), reason)
 
 
-def _without_derived(claim: str, lexical: LexicalEvidence, windows: Sequence[Window], best: Passage | None) -> LexicalEvidence:
-    """The claim's missing numbers but those it works out from its aligned evidence and itself ("two midterms at 20%
-    each ... together 40%"; "$27,700, twice the $13,850"): a sum, a difference, a ratio is no invented figure."""
-    texts = (claim, *(w.text for w in windows), *(() if best is None else (best.text,)))
+def _without_derived(claim: str, lexical: LexicalEvidence, windows: Sequence[Window], best: Passage | None, question: str = "") -> LexicalEvidence:
+    """The claim's missing numbers but those it works out from its aligned evidence, itself and the question ("two
+    midterms at 20% each ... together 40%"; "$27,700, twice the $13,850"; "8 bags, the first 5 free: you pay for 3"):
+    a sum, a difference, a ratio is no invented figure."""
+    texts = (claim, *(w.text for w in windows), *(() if best is None else (best.text,)), *((question,) if question else ()))
     worked_out = {q.describe() for q in quantities(claim) if q.describe() in lexical.missing_numbers and derived(q, texts)}
     if not worked_out:
         return lexical
