@@ -57,7 +57,7 @@ GALA = ("A guest who cannot attend may send a substitute, provided the organiser
         "alone in the rooms during the gala dinner.")
 OVEN = "Do not open the oven door during the first 20 minutes of baking."
 
-CASES = [
+PERMISSIONS = [
     (KETTLE, "Yes, vinegar is fine for cleaning the tank.", False),
     (KETTLE, "Yes, you can clean the tank with vinegar once a month.", False),
     (KETTLE, "You can clean the tank with warm water once a month, but never with vinegar.", True),
@@ -89,12 +89,6 @@ CASES = [
 ]
 
 
-@pytest.mark.parametrize("document,answer,faithful", CASES)
-def test_a_denied_permission_said_to_be_possible(embedder, document: str, answer: str, faithful: bool) -> None:
-    result = score(embedder, document, answer)
-    assert (result.verdict is Verdict.GROUNDED) == faithful, (result.verdict, outcomes(result))
-
-
 # "no more than", "no later than", "no fewer than" are quantifiers, not negations: they were dropped before
 SCHOLARSHIP = ("The scholarship is renewed each year if the student passes at least 48 credits. Applications must arrive no "
                "later than 31 May, and each class has no more than 20 students.")
@@ -104,12 +98,6 @@ QUANTIFIERS = [
     (SCHOLARSHIP, "Applications must arrive no earlier than 31 May.", False),
     (SCHOLARSHIP, "Applications have to arrive by 31 May at the latest, and classes have at most 20 students.", True),
 ]
-
-
-@pytest.mark.parametrize("document,answer,faithful", QUANTIFIERS)
-def test_no_more_than_is_a_quantifier(embedder, document: str, answer: str, faithful: bool) -> None:
-    result = score(embedder, document, answer)
-    assert (result.verdict is Verdict.GROUNDED) == faithful, (result.verdict, outcomes(result))
 
 
 # the evidence restricts something with "only"; the claim, without "only", adds an alternative the sentence lacks
@@ -124,12 +112,6 @@ ONLY = [
 ]
 
 
-@pytest.mark.parametrize("document,answer,faithful", ONLY)
-def test_an_only_dropped_for_an_added_alternative(embedder, document: str, answer: str, faithful: bool) -> None:
-    result = score(embedder, document, answer)
-    assert (result.verdict is Verdict.GROUNDED) == faithful, (result.verdict, outcomes(result))
-
-
 ZOO = "A weekday ticket to the zoo costs 12 dollars. Weekend tickets cost twice as much, and children under 3 go free."
 # opposites of instructions and offers: remove / keep, remove / stay, optional / included
 HEATER = "Remove the protective film from the panel before switching on the heater. Airport transfers are optional and cost 30 euros."
@@ -140,12 +122,6 @@ OPPOSITES = [
     (HEATER, "The airport transfer is included in the package.", False),
     (HEATER, "An airport transfer is optional; it costs 30 euros.", True),
 ]
-
-
-@pytest.mark.parametrize("document,answer,faithful", OPPOSITES)
-def test_opposites_of_instructions_and_offers(embedder, document: str, answer: str, faithful: bool) -> None:
-    result = score(embedder, document, answer)
-    assert (result.verdict is Verdict.GROUNDED) == faithful, (result.verdict, outcomes(result))
 
 
 MEMBERS = "Club membership grew from 1,250 in 2022 to 1,600 in 2024. Ticket prices went from 40 euros to 50 euros."
@@ -160,8 +136,8 @@ CHANGES = [
 ]
 
 
-@pytest.mark.parametrize("document,answer,faithful", CHANGES)
-def test_a_relative_change_worked_out_from_two_values(embedder, document: str, answer: str, faithful: bool) -> None:
+@pytest.mark.parametrize("document,answer,faithful", PERMISSIONS + QUANTIFIERS + ONLY + OPPOSITES + CHANGES)
+def test_seventh_round_classes(embedder, document: str, answer: str, faithful: bool) -> None:
     result = score(embedder, document, answer)
     assert (result.verdict is Verdict.GROUNDED) == faithful, (result.verdict, outcomes(result))
 
