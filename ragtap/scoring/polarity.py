@@ -61,6 +61,14 @@ _SCANT = frozenset(stem(w) for w in "little few hardly barely scarcely seldom ra
 # in its way what a prohibition on the other side says ("do not use cruise control in heavy traffic").
 _WARNING = frozenset(stem(w) for w in "dangerous danger unsafe hazardous hazard risky harmful avoid caution careful "
                      "warning warn".split())
+_NEAR_POSSIBLE = 4  # terms between "can" and what it says is possible ("[glass] jars [can] go", "[can] cancel by [phone]")
+_MODALS = frozenset({"must", "should", "may", "can", "shall"})
+_EXCLUDING = frozenset({"except", stem("excluding"), stem("besides")})
+# A denial of one of these says something is not possible ("debit cards are not accepted", "students of medicine are not
+# eligible"); a claim that says it is possible (_POSSIBLE, or an answer opening with "Yes") asserts what it denies.
+_PERMISSION = frozenset(stem(w) for w in "accepted allowed permitted available eligible possible supported covered refundable "
+                        "refunded valid offered provided compatible recommended suitable".split())
+_POSSIBLE = frozenset(stem(w) for w in "can able allowed permitted possible available eligible accepted welcome".split())
 _SCOPE = 5  # a negation governs the words up to this many tokens after it ("does not [cover water damage]")
 # Clauses.  "except" opens its clause and stays in it ("except for" / "only for" are compared); "unless" is "if not"
 # inside its sentence's clause (`_terms`), so both sides' conditions are compared with what they govern.
@@ -385,16 +393,6 @@ def _sets_apart(terms: list[str]) -> bool:
     return bool(_EXCLUDING.intersection(terms)) or any(a == "other" and b == "than" for a, b in zip(terms, terms[1:]))
 
 
-_NEAR_POSSIBLE = 4  # terms between "can" and what it says is possible ("[glass] jars [can] go", "[can] cancel by [phone]")
-_MODALS = frozenset({"must", "should", "may", "can", "shall"})
-_EXCLUDING = frozenset({"except", stem("excluding"), stem("besides")})
-# A denial of one of these says something is not possible ("debit cards are not accepted", "students of medicine are not
-# eligible"); a claim that says it is possible (_POSSIBLE, or an answer opening with "Yes") asserts what it denies.
-_PERMISSION = frozenset(stem(w) for w in "accepted allowed permitted available eligible possible supported covered refundable "
-                        "refunded valid offered provided compatible recommended suitable".split())
-_POSSIBLE = frozenset(stem(w) for w in "can able allowed permitted possible available eligible accepted welcome".split())
-
-
 def _affirmed(terms: list[str]) -> set[str]:
     """The content words of a clause outside the scopes of its negations (and not the negations themselves)."""
     out: set[str] = set()
@@ -449,10 +447,9 @@ def _flips(claim: str, evidence: str, claim_terms: list[str], evidence_terms: li
     plain_side, negating_side = (evidence_set, claim_set) if claim_negates else (claim_set, evidence_set)
     ceased = bool((plain_side & _CESSATION) - negating_side)  # "removed support for X" = "X is no longer supported"
     scant = bool(plain_side & _SCANT)  # "could make little headway" = "was unable to make much headway"
-    # a warning against what the other side prohibits ("dangerous" / "never"): in the claim's sentence, for the claim
-    warns = bool(plain_side & _WARNING) or (warned and not claim_negates)
-    scant = scant or (warns and bool({"never", "do"} & negating_side))
-    if claim_negates != evidence_negates and not (claim_heads and evidence_heads) and not ceased and not scant:
+    # a warning against what the other side forbids ("dangerous" / "never"; the claim's anywhere in its sentence)
+    warned_against = (bool(plain_side & _WARNING) or (warned and not claim_negates)) and bool({"never", "do"} & negating_side)
+    if claim_negates != evidence_negates and not (claim_heads and evidence_heads) and not ceased and not scant and not warned_against:
         own = claim_heads if claim_negates else []
         if not any(_same_negation(mine, theirs) for mine in own for theirs in _negated(list(window_terms), turned)[0]):
             reasons.append("negation")

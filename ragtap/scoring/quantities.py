@@ -539,7 +539,7 @@ _WORKED_OUT = re.compile(
     re.IGNORECASE)
 
 
-_CHANGE_WORD = re.compile(r"\b(?:increas|decreas|ris[ei]|rose|grow|grew|growth|fell|fall|drop|declin|jump|gain|cut|up|down|more|less|fewer|higher|lower)",
+_CHANGE_WORD = re.compile(r"\b(?:(?:increas|decreas|ris|grow|fall|drop|declin|jump|gain)\w*|rose|grew|fell|cut|up|down|more|less|fewer|higher|lower)\b",
                           re.IGNORECASE)
 
 
