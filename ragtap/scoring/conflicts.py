@@ -74,14 +74,27 @@ _LOCAL = 40  # characters each side of a number that say what it is about ("the 
 
 def _context_of(claim: str, q: Quantity) -> set[str]:
     """The words that say what the claim's quantity counts: those of its own part of the claim (a clause, an item)
-    within `_LOCAL` characters of it, or of the whole stretch around it when its part has no other word.  Never the
-    quantity's own words: "two" must not tie the claim's "two bags" (about economy class) to another sentence's "two
-    bags" (about business class)."""
+    within `_LOCAL` characters of it, or of the whole stretch around it when its part has no other word.  A relative
+    clause's part takes in the part before it, where what it is about stands ("half an hour after the other lifts,
+    which start at 8:30").  Never the quantity's own words: "two" must not tie the claim's "two bags" (about economy
+    class) to another sentence's "two bags" (about business class)."""
     own = set(content_words(q.text))
-    start = max((m.end() for m in _SEGMENT.finditer(claim, 0, q.start)), default=0)
-    end = next((m.start() for m in _SEGMENT.finditer(claim, q.end)), len(claim))
+    start, end = _part_of(claim, q)
     words = set(content_words(_around(claim[start:end], q.start - start, q.end - start))) - own
     return words or set(content_words(_around(claim, q.start, q.end))) - own
+
+
+def _part_of(claim: str, q: Quantity) -> tuple[int, int]:
+    """Where the part of the claim (a clause, an item) holding `q` starts and ends; a relative clause's part starts
+    with the part before it ("the reading room, which opens at 10:00")."""
+    breaks = [m for m in _SEGMENT.finditer(claim, 0, q.start)]
+    start = breaks[-1].end() if breaks else 0
+    if breaks and _RELATIVE.match(claim, start):
+        start = breaks[-2].end() if len(breaks) > 1 else 0
+    return start, next((m.start() for m in _SEGMENT.finditer(claim, q.end)), len(claim))
+
+
+_RELATIVE = re.compile(r"(?:which|who|whom|whose|where)\b", re.IGNORECASE)
 
 
 def _around(text: str, start: int, end: int) -> str:
@@ -227,10 +240,18 @@ def _number_conflicts(claim: str, window: Window) -> list[str]:
         if converted_within(q, own) or derived(q, (claim, window.text), cued=True):
             continue  # the claim's own conversion, or a figure it works out ("two nights cost 280 dollars")
         said_of_q = _words_for(claim, q, own)
-        whole = [(words, found) for words, found in segments if words and words <= said_of_q]  # parts the claim says all of
+        # Parts dated with another year than the claim gives its number are about another time: "3,100 children in
+        # 2023" is not stated by "up from 3,100 children in 2022"; where all the parts about it are, the part of the
+        # claim's year is ("$2.4 million on cycle lanes in 2022 and $3.1 million in 2023": "$2.4 million in 2023").
+        years = _years_of(claim, q, own)
+        dated = [(words, found) for words, found in segments if not _dated_otherwise(years, found)]
+        whole = [(words, found) for words, found in dated if words and words <= said_of_q]  # parts the claim says all of
         if any(stated_in(q, found, strict=True) for _, found in whole):
             continue  # a part stating it whose every word the claim says of it ("until 9 p.m. on Thursdays")
-        about = _parts_about(claim, q, segments)
+        about_any = _parts_about(claim, q, segments)
+        about = [found for found in about_any if not _dated_otherwise(years, found)]
+        if about_any and not about:
+            about = [found for _, found in segments if years & _years(found)]
         # ... or that states it otherwise with a word the parts holding most of the claim lack: "For PETG, heat the
         # nozzle to 210 °C" against "heat the nozzle to 210 °C for PLA or 240 °C for PETG"
         held = set().union(*(words for words, found in segments if any(found is part for part in about)))
@@ -243,6 +264,29 @@ def _number_conflicts(claim: str, window: Window) -> list[str]:
         if other is not None and (not stated_in(other, own) or _swapped(claim, q, about, other, own, segments)):
             out.append(f"number: {q.describe()} vs {other.describe()}")
     return out
+
+
+def _years_of(claim: str, q: Quantity, own: tuple[Quantity, ...]) -> set[float]:
+    """The years the claim dates its quantity `q` with: those of its part, else those of a part holding nothing but
+    a year ("In 2023, the Trust served 3,100 children").  None for a year or a date itself."""
+    if q.is_year or (q.slot or "").startswith("day_of_"):
+        return set()
+    start, end = _part_of(claim, q)
+    years = {o.value for o in own if o is not q and o.is_year and start <= o.start < end}
+    if years:
+        return years
+    alone = [o for o in own if o.is_year and not any(p is not o and _part_of(claim, p) == _part_of(claim, o) for p in own)]
+    return {o.value for o in alone}
+
+
+def _years(found: tuple[Quantity, ...]) -> set[float]:
+    return {f.value for f in found if f.is_year}
+
+
+def _dated_otherwise(years: set[float], found: tuple[Quantity, ...]) -> bool:
+    """An evidence part's quantities `found` are dated with a year, and not with any of `years`, those the claim
+    dates its quantity with ("3,100 children in 2023" / "3,100 children in 2022")."""
+    return bool(years) and bool(_years(found)) and not years & _years(found)
 
 
 def _words_for(claim: str, q: Quantity, own: tuple[Quantity, ...]) -> set[str]:
