@@ -8,27 +8,38 @@
 
 from __future__ import annotations
 
+import dataclasses
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+from ragtap.scoring.alignment import EvidenceIndex, EvidenceSentence
+from ragtap.scoring.lexical import content_words
+from ragtap.types import ClaimOutcome, ClaimSupport
 
 _DURATION = re.compile(r"\b(?:seconds?|minutes?|hours?|days?|weeks?|months?|years?|decades?|shortly|long|soon|just|moments?)\s+$", re.IGNORECASE)
-_ORDER_CUE = re.compile(r"\b(before|after|prior\s+to|followed\s+by|until)\b|(?:,|\band)\s+(then)\b", re.IGNORECASE)
+_ORDER_CUE = re.compile(r"\b(before|after|prior\s+to|followed\s+by|until)\b|(,|\band)?\s+(then)\b", re.IGNORECASE)
+_FIRST = re.compile(r"\bfirst(?:ly)?\b", re.IGNORECASE)
 _CONDITION = re.compile(r"\b(?:if|when|whenever|unless)\b", re.IGNORECASE)
 
 
 def _event_order(clause: str, shared: set[str], words: Callable[[str], set[str]]) -> tuple[set[str], set[str]] | None:
     """(what happens first, what happens later), as the clause's shared words, from the first order word that has
     shared words on both sides: "A before B" and "Before B, A" -> (A, B); "A after B" and "After B, A" -> (B, A);
-    "A, then B" and "A and then B" -> (A, B) (not "if A, then B": a condition, no order)."""
+    "A, then B", "A and then B" and "first A, then B" -> (A, B) (not "if A, then B": a condition, no order); after
+    "first", A is what follows it ("ties are broken first by [points], then by [wins]": the words before "first" are
+    what both events share)."""
     for cue in _ORDER_CUE.finditer(clause):
         if _DURATION.search(clause, 0, cue.start()):
             return None  # "about a week before we met, ...": a date given by another event, not two events in order
-        word = (cue.group(1) or cue.group(2)).lower().split()[0]
+        word = (cue.group(1) or cue.group(3)).lower().split()[0]
         head, tail = clause[: cue.start()], clause[cue.end() :]
         if word == "then":
-            if _CONDITION.search(head):
-                continue
-            left, right = head, tail
+            first = [*_FIRST.finditer(head)]
+            if _CONDITION.search(head) or not (first or cue.group(2)):
+                continue  # a bare "then" orders nothing without a "first" before it ("since then", "by then")
+            after_first = head[first[-1].end() :] if first else ""
+            left, right = after_first if words(after_first) & shared else head, tail
         elif not words(head) & shared and "," in tail:  # fronted: "Before updating the software, back up"
             inner, _, outer = tail.partition(",")
             left, right = outer, inner  # "Before B, A" reads "A before B"
@@ -50,3 +61,129 @@ def reversed_order(claim: str, evidence: str, shared: set[str], words: Callable[
     if c_first & e_later and c_later & e_first and not c_first & e_first and not c_later & e_later:
         return "order: the events are reversed"
     return None
+
+
+# ---------------------------------------------------------------------------------------------- steps across sentences
+# An answer's steps told in the reverse of the documents' sequence ("First, load the filament. Then level the bed."
+# where the manual says to level the bed, and only then load the filament).  Claims are judged one by one, and each
+# of these is in the documents; only the order is wrong.  Both sides must say the order explicitly: answers reorder
+# facts freely, so an answer's order counts only where its sentence says "then", "next", "after that", "finally"...
+# (or one claim says "A before B" / "after A, B"), and the documents' only where they mark a sequence (a step opening
+# with "Next", "Then", "Only then", "After that", "Finally", "Step 2", a numbered item; or the earlier step opening
+# with "First").
+
+# A claim that opens with one of these says it comes after the claim before it.
+_NEXT_STEP = re.compile(
+    r"^\W*(?:(?:and\s+|only\s+)?then|next|after\s+(?:that|this|which|doing\s+so)|afterwards?|subsequently|following\s+(?:that|this)"
+    r"|finally|lastly|once\s+(?:that|this|done|finished|complete)|second(?:ly)?|third(?:ly)?|fourth(?:ly)?)\b",
+    re.IGNORECASE)
+# A document sentence that opens with one of these follows the sentences before it (not a fronted "After X, ..." or
+# "Before X, ...": those order the sentence's own two events, not it after the sentence before)...
+_LATER_STEP = re.compile(
+    r"^\W*(?:(?:and\s+|only\s+)?then|next|after\s+(?:that|this|which|doing\s+so)|afterwards?|subsequently|following\s+(?:that|this)"
+    r"|finally|lastly|once\s+(?:that|this)\s+(?:is\s+)?(?:done|finished|complete)|second(?:ly)?|third(?:ly)?|fourth(?:ly)?|fifth(?:ly)?)\b",
+    re.IGNORECASE)
+# ... and one that opens with these comes first.
+_FIRST_STEP = re.compile(r"^\W*(?:first(?:ly)?|to\s+(?:begin|start)|start\s+by|begin\s+by)\b", re.IGNORECASE)
+# A numbered step: "Step 2: Drain the beans", "2. Drain the beans", "2) Drain" (at the start of its line).
+_NUMBERED = re.compile(r"\s*(?:step\s*(\d{1,2})\b|(\d{1,2})[.)]\s)", re.IGNORECASE)
+_MARKER_ONLY = re.compile(r"\s*(?:step\s*)?\d{1,2}[.):]?\s*", re.IGNORECASE)
+# Words of sequence itself: they say where a step stands, not what it is.
+_SEQUENCE_WORDS = frozenset(content_words("first firstly then next afterwards finally lastly subsequently second secondly third step"))
+MIN_STEP_COVERAGE = 0.6  # weighted share of a step's content words its document sentence must hold
+AMBIGUOUS = 0.1  # another sentence holding a step about as well: the step's place is not known
+
+
+@dataclass(frozen=True, slots=True)
+class _Step:
+    """Where one step of the answer stands in the documents."""
+
+    sentence: int  # index into the evidence index's sentences
+    document: int
+    words: frozenset[str]
+
+
+def sequence_conflicts(texts: Sequence[str], judged: Sequence[ClaimSupport], index: EvidenceIndex,
+                       documents: Sequence[str]) -> list[ClaimSupport]:
+    """The answer's claims (`judged`, `texts` the text each was checked as), with a supported claim whose order word
+    puts it after a step the documents mark as later made contradicted.  Two kinds: consecutive claims, the later
+    opening with "then", "next", "finally"...; and one claim ordering two events ("load the filament before you
+    level the bed") that stand in two sentences of the documents."""
+    out = list(judged)
+    previous: set[str] | None = None  # the words of the judged claim before
+    for i, (text, claim) in enumerate(zip(texts, judged)):
+        if claim.outcome is ClaimOutcome.NOT_JUDGED:
+            continue
+        words = _words(text)
+        pairs: list[tuple[set[str], set[str]]] = []
+        if previous is not None and _NEXT_STEP.match(text):
+            pairs.append((previous, words))
+        events = _event_order(text, words, _words)
+        if events is not None:
+            pairs.append(events)
+        previous = words
+        if claim.outcome is not ClaimOutcome.SUPPORTED:
+            continue
+        for earlier, later in pairs:
+            why = _against_documents(earlier, later, index, documents)
+            if why:
+                out[i] = dataclasses.replace(claim, outcome=ClaimOutcome.CONTRADICTED, reason="contradicted", conflicts=(why,))
+                break
+    return out
+
+
+def _words(text: str) -> set[str]:
+    return set(content_words(text)) - _SEQUENCE_WORDS
+
+
+def _against_documents(earlier: set[str], later: set[str], index: EvidenceIndex, documents: Sequence[str]) -> str | None:
+    """Why the documents do the step of words `later` before the step of words `earlier` (None when they do not
+    say so, or not explicitly)."""
+    first, then = _step(earlier, index), _step(later, index)
+    if first is None or then is None or first.document != then.document:
+        return None
+    if first.sentence == then.sentence:
+        # One sentence of the documents holds both: its own order words decide ("A, then B", "B after A").
+        said = _event_order(index.sentences[first.sentence].text, set(first.words | then.words), _words)
+        if said is not None and said[0] & then.words and said[1] & first.words and not said[0] & first.words and not said[1] & then.words:
+            return "order: the documents do these the other way round"
+        return None
+    if then.sentence > first.sentence:
+        return None  # the documents' order, or none
+    before, after = index.sentences[then.sentence], index.sentences[first.sentence]
+    document = documents[before.document] if 0 <= before.document < len(documents) else ""
+    numbered = _step_number(document, before), _step_number(document, after)
+    if _LATER_STEP.match(after.text) or _FIRST_STEP.match(before.text) \
+            or (numbered[0] is not None and numbered[1] is not None and numbered[0] < numbered[1]):
+        return f'order: the documents do "{_shown(before.text)}" before "{_shown(after.text)}"'
+    return None
+
+
+def _step(words: set[str], index: EvidenceIndex) -> _Step | None:
+    """The one sentence of the documents that holds the step of `words` (None when none holds most of it, or when
+    another holds it about as well)."""
+    if len(words) < 2:
+        return None
+    windows = index.align(sorted(words), limit=4)
+    if not windows or windows[0].coverage < MIN_STEP_COVERAGE or windows[0].covered < 2:
+        return None
+    best = windows[0]
+    if any(w.coverage >= best.coverage - AMBIGUOUS for w in windows[1:] if not set(w.sentences) & set(best.sentences)):
+        return None
+    # Of a window of two sentences ("level the bed using the calibration menu; this takes about 8 minutes"), the one
+    # holding most of the step.
+    sentence = max(best.sentences, key=lambda i: (len(words & index.sentences[i].words), -i))
+    return _Step(sentence, best.document, frozenset(words & index.sentences[sentence].words))
+
+
+def _step_number(document: str, sentence: EvidenceSentence) -> int | None:
+    """The number of the list item or step the sentence opens ("Step 2: ...", "2. ..."), if any.  The alignment's
+    sentences may have cut "2." off its item: what stands between the line's start and the sentence counts when it
+    is such a marker."""
+    lead = document[document.rfind("\n", 0, sentence.start) + 1 : sentence.start]
+    match = _NUMBERED.match((lead if _MARKER_ONLY.fullmatch(lead) else "") + sentence.text)
+    return None if match is None else int(match.group(1) or match.group(2))
+
+
+def _shown(sentence: str, limit: int = 60) -> str:
+    return sentence if len(sentence) <= limit else sentence[: limit - 3].rstrip() + "..."
