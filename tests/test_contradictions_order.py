@@ -2,8 +2,9 @@
 wrong partner or told in the wrong order.
 
 Hand-made cases of our own in other domains than the blind set that showed the classes (an admissions policy, a
-search engine, a lab protocol, a server upgrade, a recipe, a library, a swimming pool, a cooperative's report, a city
-budget, a course, a laptop, a hiking trail), each bad one wrong on the code before (grounded), each beside faithful
+search engine, a parish register, a router, purchasing, a club's rules, a biography, a lab protocol, a microscope
+slide, a server upgrade, a recipe, a band's history, a museum, a library, a swimming pool, a cooperative's report, a
+city budget, a course, a laptop, a hiking trail), each bad one wrong on the code before (grounded), each beside faithful
 neighbours that must stay grounded: faithful reorderings of facts, faithful "then" narratives, derived numbers, lists.
 
 - **two items ordered inside one sentence** ("ranked first by X, then by Y"): the words before "first" are what both
@@ -32,6 +33,13 @@ from test_contradictions import outcomes, score
 ADMISSIONS = ("Applicants are ranked first by their written test score, then by their years of relevant experience. "
               "Interviews take place in March.")
 SEARCH = "Search results are sorted first by relevance, then by publication date. Up to 50 results are shown per page."
+REGISTER = "Entries in the parish register are sorted by surname, then by age."
+ROUTER = "Before updating the router firmware, back up the router settings."
+QUOTES = "Quotes are compared first by unit price, then by delivery time."
+CLUB = "Members can vote after 6 months and stand for the board after 2 years."
+PAINTER = "She lived in Lyon before moving to Berlin, and later to Oslo."
+SLIDE = ("To prepare the slide, first fix the cells in methanol, then stain them with Giemsa for 20 minutes, and finally "
+         "rinse the slide with buffer.")
 LAB = ("First, centrifuge the blood samples at 3,000 rpm for 10 minutes. Then transfer the plasma to a labelled cryovial. "
        "Finally, store the cryovials at minus 80 degrees.")
 UPGRADE = ("To upgrade the server:\n1. Stop the ingest service with the svc command.\n2. Back up the data directory to "
@@ -55,6 +63,14 @@ ORDER_IN_ONE_SENTENCE = [
     (ADMISSIONS, "Applicants are ranked by their written test score first, then by their years of relevant experience.", True),
     (ADMISSIONS, "Ranking uses the written test score first; years of relevant experience break ties.", True),
     (SEARCH, "Search results are sorted by relevance and then by publication date.", True),
+    # what both events share stands before them ("entries ... sorted"), or on both sides of the order ("router")
+    (REGISTER, "Entries in the parish register are sorted by age, then by surname.", False),
+    (ROUTER, "Update the router firmware before you back up the router settings.", False),
+    (REGISTER, "The parish register sorts its entries by surname and then by age.", True),
+    (ROUTER, "Back up the router settings before updating the router firmware.", True),
+    (QUOTES, "Quotes are compared on unit price first and delivery time second.", True),  # "second" is an order, no number
+    (CLUB, "Members may stand for the board after 2 years, and vote after 6 months.", True),  # "after 2 years": a time
+    (PAINTER, "She later moved to Berlin and then to Oslo.", True),  # "before moving" does not open its clause
 ]
 
 STEPS_ACROSS_SENTENCES = [
@@ -63,6 +79,10 @@ STEPS_ACROSS_SENTENCES = [
     (UPGRADE, "Install the new package with the package manager. Then back up the data directory to external storage.", False),
     (RECIPE, "First simmer the chickpeas until tender. Then soak them overnight in cold water.", False),
     (RECIPE, "Simmer the chickpeas until tender, before you soak them overnight in cold water.", False),  # one claim, two sentences
+    (SLIDE, "First stain the cells with Giemsa for 20 minutes. Then fix them in methanol, and finally rinse the slide with "
+            "buffer.", False),  # a claim of two steps: the step right after "Then" is the one ordered
+    (SLIDE, "Fix the cells in methanol first. Then stain them with Giemsa for 20 minutes and finally rinse the slide with "
+            "buffer.", True),
     # the documents' order, told in other words
     (LAB, "First spin the blood samples at 3,000 rpm for 10 minutes. After that, move the plasma into a labelled cryovial. "
           "Lastly, keep the cryovials at minus 80 degrees.", True),

@@ -20,6 +20,12 @@ from ragtap.types import ClaimOutcome, ClaimSupport
 _DURATION = re.compile(r"\b(?:seconds?|minutes?|hours?|days?|weeks?|months?|years?|decades?|shortly|long|soon|just|moments?)\s+$", re.IGNORECASE)
 _ORDER_CUE = re.compile(r"\b(before|after|prior\s+to|followed\s+by|until)\b|(,|\band)?\s+(then)\b", re.IGNORECASE)
 _FIRST = re.compile(r"\bfirst(?:ly)?\b", re.IGNORECASE)
+# What may stand before a fronted "Before ..., ..." (nothing but a linking word: "... there before moving to Texas, and
+# later to San Francisco" is no fronted clause).
+_OPENS = re.compile(r"\W*(?:(?:and|but|so|then|first|next|always|only)\W+)?", re.IGNORECASE)
+_A_TIME = re.compile(r"\s*(?:about\s+|around\s+|roughly\s+|approximately\s+|at\s+least\s+|at\s+most\s+|just\s+)?"
+                     r"(?:\d|(?:a|an|one|two|three|four|five|six|seven|eight|nine|ten|twelve|a\s+few|several)\s+"
+                     r"(?:seconds?|minutes?|hours?|days?|weeks?|months?|years?)\b|(?:noon|midnight|dark|dawn|dusk)\b)", re.IGNORECASE)
 _CONDITION = re.compile(r"\b(?:if|when|whenever|unless)\b", re.IGNORECASE)
 
 
@@ -34,13 +40,15 @@ def _event_order(clause: str, shared: set[str], words: Callable[[str], set[str]]
             return None  # "about a week before we met, ...": a date given by another event, not two events in order
         word = (cue.group(1) or cue.group(3)).lower().split()[0]
         head, tail = clause[: cue.start()], clause[cue.end() :]
+        if word != "then" and _A_TIME.match(tail):
+            continue  # "the bonus scheme starts after 12 months": a time, not another event
         if word == "then":
             first = [*_FIRST.finditer(head)]
             if _CONDITION.search(head) or not (first or cue.group(2)):
                 continue  # a bare "then" orders nothing without a "first" before it ("since then", "by then")
             after_first = head[first[-1].end() :] if first else ""
             left, right = after_first if words(after_first) & shared else head, tail
-        elif not words(head) & shared and "," in tail:  # fronted: "Before updating the software, back up"
+        elif _OPENS.fullmatch(head) and "," in tail:  # fronted: "Before updating the software, back up"
             inner, _, outer = tail.partition(",")
             left, right = outer, inner  # "Before B, A" reads "A before B"
         else:
@@ -53,14 +61,25 @@ def _event_order(clause: str, shared: set[str], words: Callable[[str], set[str]]
 
 def reversed_order(claim: str, evidence: str, shared: set[str], words: Callable[[str], set[str]]) -> str | None:
     """The two events of an order relation swapped: "update, then back up" against "back up before updating"
-    (however each side words it: before, after, prior to, a fronted "Before ..., ...")."""
+    (however each side words it: before, after, prior to, a fronted "Before ..., ...").  A word on both sides of
+    one order is what the two events share, not either event ("Before updating the [router] firmware, back up the
+    [router] settings"); so is a word both first events hold, the subject the order comes after ("[Entries are
+    sorted] by surname, then by age"): the first events may share words, the later ones may not."""
     claim_order, evidence_order = _event_order(claim, shared, words), _event_order(evidence, shared, words)
     if claim_order is None or evidence_order is None:
         return None
-    (c_first, c_later), (e_first, e_later) = claim_order, evidence_order
-    if c_first & e_later and c_later & e_first and not c_first & e_first and not c_later & e_later:
-        return "order: the events are reversed"
-    return None
+    return "order: the events are reversed" if _reversed(claim_order, evidence_order) else None
+
+
+def _reversed(claim: tuple[set[str], set[str]], evidence: tuple[set[str], set[str]]) -> bool:
+    """The claim's (first, later) events are the evidence's (later, first), as words; a word on both sides of one
+    order is neither event's, and the first events may share words (what the order comes after), the later not."""
+    (c_first, c_later), (e_first, e_later) = _distinct(*claim), _distinct(*evidence)
+    return bool(c_first & e_later and c_later & e_first and not c_later & e_later)
+
+
+def _distinct(first: set[str], later: set[str]) -> tuple[set[str], set[str]]:
+    return first - later, later - first
 
 
 # ---------------------------------------------------------------------------------------------- steps across sentences
@@ -77,6 +96,8 @@ _NEXT_STEP = re.compile(
     r"^\W*(?:(?:and\s+|only\s+)?then|next|after\s+(?:that|this|which|doing\s+so)|afterwards?|subsequently|following\s+(?:that|this)"
     r"|finally|lastly|once\s+(?:that|this|done|finished|complete)|second(?:ly)?|third(?:ly)?|fourth(?:ly)?)\b",
     re.IGNORECASE)
+# Where a claim goes on to its next step: "..., then ...", "... and then ...", "...; finally ...", "..., and after that ...".
+_STEP_BREAK = re.compile(r"(?:[,;]\s+(?:and\s+)?|\s+and\s+)(?=(?:then|finally|lastly|next|afterwards|after\s+that)\b)", re.IGNORECASE)
 # A document sentence that opens with one of these follows the sentences before it (not a fronted "After X, ..." or
 # "Before X, ...": those order the sentence's own two events, not it after the sentence before)...
 _LATER_STEP = re.compile(
@@ -106,22 +127,26 @@ class _Step:
 def sequence_conflicts(texts: Sequence[str], judged: Sequence[ClaimSupport], index: EvidenceIndex,
                        documents: Sequence[str]) -> list[ClaimSupport]:
     """The answer's claims (`judged`, `texts` the text each was checked as), with a supported claim whose order word
-    puts it after a step the documents mark as later made contradicted.  Two kinds: consecutive claims, the later
-    opening with "then", "next", "finally"...; and one claim ordering two events ("load the filament before you
-    level the bed") that stand in two sentences of the documents."""
+    puts one of its steps after a step the documents mark as later made contradicted.  The answer's steps are its
+    claims, cut where a claim goes on with "then", "and finally"... ("Then back up your data, and finally ship the
+    phone"); a step follows the step before when it opens with such a word.  A claim ordering two events itself ("load
+    the filament before you level the bed") is compared too, where the two stand in two sentences of the documents."""
     out = list(judged)
-    previous: set[str] | None = None  # the words of the judged claim before
+    previous: set[str] | None = None  # the words of the answer's step before
     for i, (text, claim) in enumerate(zip(texts, judged)):
         if claim.outcome is ClaimOutcome.NOT_JUDGED:
             continue
-        words = _words(text)
         pairs: list[tuple[set[str], set[str]]] = []
-        if previous is not None and _NEXT_STEP.match(text):
-            pairs.append((previous, words))
-        events = _event_order(text, words, _words)
+        pieces = _STEP_BREAK.split(text)
+        for n, piece in enumerate(pieces):
+            words = _words(piece)
+            follows = not _CONDITION.search(pieces[n - 1]) if n else _NEXT_STEP.match(piece)  # not "if A, then B"
+            if previous is not None and follows:
+                pairs.append((previous, words))
+            previous = words
+        events = _event_order(text, _words(text), _words)
         if events is not None:
             pairs.append(events)
-        previous = words
         if claim.outcome is not ClaimOutcome.SUPPORTED:
             continue
         for earlier, later in pairs:
@@ -145,7 +170,7 @@ def _against_documents(earlier: set[str], later: set[str], index: EvidenceIndex,
     if first.sentence == then.sentence:
         # One sentence of the documents holds both: its own order words decide ("A, then B", "B after A").
         said = _event_order(index.sentences[first.sentence].text, set(first.words | then.words), _words)
-        if said is not None and said[0] & then.words and said[1] & first.words and not said[0] & first.words and not said[1] & then.words:
+        if said is not None and _reversed((set(first.words), set(then.words)), said):
             return "order: the documents do these the other way round"
         return None
     if then.sentence > first.sentence:

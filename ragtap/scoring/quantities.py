@@ -338,8 +338,9 @@ def _word_numbers(text: str, taken: list[tuple[int, int]]) -> list[Quantity]:
         if parts[-1] == "hundred" and match.group(0).startswith("a "):
             value = 100.0
         quantity = _with_slot(text, value, None, 0, ordinal, match.start(1), end)
-        if word == "first" or (word == "one" and _loose_one(text, match.start(1), quantity)):
-            quantity = dataclasses.replace(quantity, loose=True)
+        if word == "first" or (word == "one" and _loose_one(text, match.start(1), quantity)) \
+                or (ordinal and quantity.slot is None and _FIRST_BEFORE.search(text, 0, match.start(1))):
+            quantity = dataclasses.replace(quantity, loose=True)  # "unit price first and delivery time second": an order
         if word in _MULTIPLES:  # "twice the rate" = 2 times the rate
             quantity = dataclasses.replace(quantity, slot="times", dimension="multiple")
         if compound is not None:
@@ -349,6 +350,7 @@ def _word_numbers(text: str, taken: list[tuple[int, int]]) -> list[Quantity]:
 
 
 _MULTIPLES = frozenset({"twice", "thrice", "double", "triple"})
+_FIRST_BEFORE = re.compile(r"\bfirst\b")
 # "no one", "this one", "the bigger one", "which one": a pronoun after a determiner (and perhaps an adjective).
 _ONE_AS_PRONOUN = re.compile(r"\b(?:the|this|that|which|no|any|every|each|some|other|another|such)\s+(?:[a-z]+\s+)?$")
 
