@@ -2,7 +2,7 @@
 wrong partner or told in the wrong order.
 
 Hand-made cases of our own in other domains than the blind set that showed the classes (an admissions policy, a
-search engine, a parish register, a router, purchasing, a club's rules, a biography, a lab protocol, a microscope
+search engine, a company's results, a parish register, a router, purchasing, a club's rules, a biography, a lab protocol, a microscope
 slide, a server upgrade, a recipe, a band's history, a museum, a library, a swimming pool, a cooperative's report, a
 city budget, a course, a laptop, a hiking trail), each bad one wrong on the code before (grounded), each beside faithful
 neighbours that must stay grounded: faithful reorderings of facts, faithful "then" narratives, derived numbers, lists.
@@ -52,6 +52,7 @@ LIBRARY = "The reading room opens at 9:30, and the lending desk opens at 10:00."
 POOL = "The outdoor pool closes at 7 p.m., while the indoor pool stays open until 10 p.m."
 COOPERATIVE = "In 2024 the cooperative had 1,340 members, up from 850 members in 2021."
 CITY = "The city spent $2.4 million on cycle lanes in 2022 and $3.1 million in 2023."
+SALES = "Revenue rose to 48 million euros in 2023 from 41 million euros in 2022."
 COURSE = "The certificate is a 12-module programme with two 3-hour labs a week; the project runs in modules 4–10."
 LAPTOP = "The Aero 14 has a 6-core processor, 16 GB of memory and a 3-year warranty; its battery has 4 cells."
 TRAIL = "The Ridge Trail is a 3-stage hike with 2 mountain huts along the way; stage 2 is the longest."
@@ -104,6 +105,8 @@ VALUES_TRADING_PARTNERS = [
     (LIBRARY, "The lending desk opens at 9:30, half an hour before the reading room, which opens at 10:00.", False),
     (COOPERATIVE, "The cooperative had 850 members in 2024.", False),
     (CITY, "In 2023 the city spent $2.4 million on cycle lanes.", False),
+    (SALES, "Revenue rose to 41 million euros in 2023.", False),  # one part, each number dated by the year right after it
+    (SALES, "Revenue was 41 million euros in 2022 and 48 million euros in 2023.", True),
     (LIBRARY, "The reading room opens at 9:30, half an hour before the lending desk, which opens at 10:00.", True),
     (COOPERATIVE, "The cooperative grew from 850 members in 2021 to 1,340 members in 2024.", True),
     (COOPERATIVE, "In 2021 the cooperative had 850 members.", True),

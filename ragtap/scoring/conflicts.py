@@ -234,24 +234,26 @@ def _number_conflicts(claim: str, window: Window) -> list[str]:
     evidence = quantities(window.text)
     if not own or not evidence:
         return []
-    segments = [(set(content_words(part)), quantities(part)) for part in _SEGMENT.split(window.text) if part.strip()]
+    parts = [part for part in _SEGMENT.split(window.text) if part.strip()]
+    segments = [(set(content_words(part)), quantities(part)) for part in parts]
+    dates = {id(found): _dates(part, found) for part, (_, found) in zip(parts, segments)}
+    claim_dates = _dates(claim, own)
     out = [*_reversed_change(claim, window)]
     for q in own:
         if converted_within(q, own) or derived(q, (claim, window.text), cued=True):
             continue  # the claim's own conversion, or a figure it works out ("two nights cost 280 dollars")
         said_of_q = _words_for(claim, q, own)
-        # Parts dated with another year than the claim gives its number are about another time: "3,100 children in
-        # 2023" is not stated by "up from 3,100 children in 2022"; where all the parts about it are, the part of the
-        # claim's year is ("$2.4 million on cycle lanes in 2022 and $3.1 million in 2023": "$2.4 million in 2023").
-        years = _years_of(claim, q, own)
-        dated = [(words, found) for words, found in segments if not _dated_otherwise(years, found)]
-        whole = [(words, found) for words, found in dated if words and words <= said_of_q]  # parts the claim says all of
+        # Numbers dated with another year than the claim gives its number are about another time: "3,100 children in
+        # 2023" is not stated by "up from 3,100 children in 2022"; where all the parts about it are, the numbers of
+        # the claim's year are ("$2.4 million on cycle lanes in 2022 and $3.1 million in 2023": "$2.4 million in 2023").
+        years = frozenset() if q.is_year or (q.slot or "").startswith("day_of_") else claim_dates.get(own.index(q), frozenset())
+        whole = [(words, kept) for words, found in segments if words and words <= said_of_q and (kept := _of_years(found, years, dates))]
         if any(stated_in(q, found, strict=True) for _, found in whole):
             continue  # a part stating it whose every word the claim says of it ("until 9 p.m. on Thursdays")
         about_any = _parts_about(claim, q, segments)
-        about = [found for found in about_any if not _dated_otherwise(years, found)]
+        about = [kept for found in about_any if (kept := _of_years(found, years, dates))]
         if about_any and not about:
-            about = [found for _, found in segments if years & _years(found)]
+            about = [kept for _, found in segments if (kept := _of_years(found, years, dates, exactly=True))]
         # ... or that states it otherwise with a word the parts holding most of the claim lack: "For PETG, heat the
         # nozzle to 210 °C" against "heat the nozzle to 210 °C for PLA or 240 °C for PETG"
         held = set().union(*(words for words, found in segments if any(found is part for part in about)))
@@ -266,27 +268,39 @@ def _number_conflicts(claim: str, window: Window) -> list[str]:
     return out
 
 
-def _years_of(claim: str, q: Quantity, own: tuple[Quantity, ...]) -> set[float]:
-    """The years the claim dates its quantity `q` with: those of its part, else those of a part holding nothing but
-    a year ("In 2023, the Trust served 3,100 children").  None for a year or a date itself."""
-    if q.is_year or (q.slot or "").startswith("day_of_"):
-        return set()
-    start, end = _part_of(claim, q)
-    years = {o.value for o in own if o is not q and o.is_year and start <= o.start < end}
-    if years:
-        return years
-    alone = [o for o in own if o.is_year and not any(p is not o and _part_of(claim, p) == _part_of(claim, o) for p in own)]
-    return {o.value for o in alone}
+def _dates(text: str, found: tuple[Quantity, ...]) -> dict[int, frozenset[float]]:
+    """The years that date each quantity of `text` (by its index in `found`, the text's quantities): the year right
+    after it ("41 million euros in 2022", "$2.4 million on cycle lanes in 2022"), else the text's years that date no
+    other quantity so ("In the 2022 season the club scored 61 goals").  Years and dates themselves are left out."""
+    years = {i for i, f in enumerate(found) if _a_year(text, f)}
+    attached = {i: i + 1 for i, f in enumerate(found)
+                if i not in years and i + 1 in years and _DATED_BY.fullmatch(text, f.end, found[i + 1].start)}
+    free = frozenset(found[y].value for y in years if y not in attached.values())
+    return {i: frozenset({found[attached[i]].value}) if i in attached else free for i in range(len(found)) if i not in years}
 
 
-def _years(found: tuple[Quantity, ...]) -> set[float]:
-    return {f.value for f in found if f.is_year}
+_DATED_BY = re.compile(r"\s*(?:[^\W\d_]+\s+){0,3}?(?:in|during)\s+(?:the\s+)?", re.IGNORECASE)
+_YEAR_BEFORE = re.compile(r"\b(?:in|since|by|from|until|during|of|the)\s+$", re.IGNORECASE)
 
 
-def _dated_otherwise(years: set[float], found: tuple[Quantity, ...]) -> bool:
-    """An evidence part's quantities `found` are dated with a year, and not with any of `years`, those the claim
-    dates its quantity with ("3,100 children in 2023" / "3,100 children in 2022")."""
-    return bool(years) and bool(_years(found)) and not years & _years(found)
+def _a_year(text: str, q: Quantity) -> bool:
+    """A year, also where a noun follows it ("the 2022 season", "in 2023 it scored": no year by its slot)."""
+    return q.is_year or (q.decimals == 0 and 1000 <= q.value <= 2100 and not q.ordinal and q.dimension is None
+                         and "," not in q.text and _YEAR_BEFORE.search(text, 0, q.start) is not None)
+
+
+def _of_years(found: tuple[Quantity, ...], years: frozenset[float], dates: dict[int, dict[int, frozenset[float]]],
+              exactly: bool = False) -> tuple[Quantity, ...]:
+    """The quantities of an evidence part not dated with another year than `years` (those the claim dates its
+    number with; all of them when it dates it with none).  `exactly`: only those dated with one of `years`."""
+    if not years:
+        return () if exactly else found
+    of = dates[id(found)]
+    if exactly:
+        return tuple(f for i, f in enumerate(found) if years & of.get(i, frozenset()))
+    if all(not dated or years & dated for dated in of.values()):
+        return found  # the part itself, when it keeps all (`_swapped` compares parts)
+    return tuple(f for i, f in enumerate(found) if i in of and (not of[i] or years & of[i]))  # (not its years)
 
 
 def _words_for(claim: str, q: Quantity, own: tuple[Quantity, ...]) -> set[str]:
