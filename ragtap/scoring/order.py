@@ -3,7 +3,10 @@
 - **within a clause** (`reversed_order`, called by polarity.py for each claim clause and its evidence clause): the same
   order relation with its two events swapped ("update the firmware before backing up" where the manual says to back
   up before updating), however each side words it (before, after, prior to, until, a fronted "Before ..., ...", "A,
-  then B").
+  then B", "first by A, then by B");
+- **across sentences** (`sequence_conflicts`, over the claims of a whole answer): steps told in the reverse of the
+  documents' sequence ("First, load the filament. Then level the bed." where the manual levels the bed first), where
+  both sides say the order explicitly.
 """
 
 from __future__ import annotations
@@ -22,7 +25,7 @@ _ORDER_CUE = re.compile(r"\b(before|after|prior\s+to|followed\s+by|until)\b|(,|\
 _FIRST = re.compile(r"\bfirst(?:ly)?\b", re.IGNORECASE)
 # What may stand before a fronted "Before ..., ..." (nothing but a linking word: "... there before moving to Texas, and
 # later to San Francisco" is no fronted clause).
-_OPENS = re.compile(r"\W*(?:(?:and|but|so|then|first|next|always|only)\W+)?", re.IGNORECASE)
+_OPENS = re.compile(r"\W*(?:(?:and|but|so|then|first|next)\W+)?", re.IGNORECASE)
 _A_TIME = re.compile(r"\s*(?:about\s+|around\s+|roughly\s+|approximately\s+|at\s+least\s+|at\s+most\s+|just\s+)?"
                      r"(?:\d|(?:a|an|one|two|three|four|five|six|seven|eight|nine|ten|twelve|a\s+few|several)\s+"
                      r"(?:seconds?|minutes?|hours?|days?|weeks?|months?|years?)\b|(?:noon|midnight|dark|dawn|dusk)\b)", re.IGNORECASE)
@@ -61,10 +64,7 @@ def _event_order(clause: str, shared: set[str], words: Callable[[str], set[str]]
 
 def reversed_order(claim: str, evidence: str, shared: set[str], words: Callable[[str], set[str]]) -> str | None:
     """The two events of an order relation swapped: "update, then back up" against "back up before updating"
-    (however each side words it: before, after, prior to, a fronted "Before ..., ...").  A word on both sides of
-    one order is what the two events share, not either event ("Before updating the [router] firmware, back up the
-    [router] settings"); so is a word both first events hold, the subject the order comes after ("[Entries are
-    sorted] by surname, then by age"): the first events may share words, the later ones may not."""
+    (however each side words it: before, after, prior to, a fronted "Before ..., ...")."""
     claim_order, evidence_order = _event_order(claim, shared, words), _event_order(evidence, shared, words)
     if claim_order is None or evidence_order is None:
         return None
@@ -72,8 +72,10 @@ def reversed_order(claim: str, evidence: str, shared: set[str], words: Callable[
 
 
 def _reversed(claim: tuple[set[str], set[str]], evidence: tuple[set[str], set[str]]) -> bool:
-    """The claim's (first, later) events are the evidence's (later, first), as words; a word on both sides of one
-    order is neither event's, and the first events may share words (what the order comes after), the later not."""
+    """The claim's (first, later) events are the evidence's (later, first), as words.  A word on both sides of one
+    order is what the two events share, not either event ("Before updating the [router] firmware, back up the
+    [router] settings"); so is a word both first events hold, the subject the order comes after ("[Entries are
+    sorted] by surname, then by age"): the first events may share words, the later ones may not."""
     (c_first, c_later), (e_first, e_later) = _distinct(*claim), _distinct(*evidence)
     return bool(c_first & e_later and c_later & e_first and not c_later & e_later)
 
@@ -91,20 +93,15 @@ def _distinct(first: set[str], later: set[str]) -> tuple[set[str], set[str]]:
 # with "Next", "Then", "Only then", "After that", "Finally", "Step 2", a numbered item; or the earlier step opening
 # with "First").
 
-# A claim that opens with one of these says it comes after the claim before it.
+# A claim (or a document's sentence) that opens with one of these says it comes after the one before it; not a fronted
+# "After X, ..." or "Before X, ...": those order the sentence's own two events, not it after the sentence before.
 _NEXT_STEP = re.compile(
     r"^\W*(?:(?:and\s+|only\s+)?then|next|after\s+(?:that|this|which|doing\s+so)|afterwards?|subsequently|following\s+(?:that|this)"
-    r"|finally|lastly|once\s+(?:that|this|done|finished|complete)|second(?:ly)?|third(?:ly)?|fourth(?:ly)?)\b",
+    r"|finally|lastly|once\s+(?:that|this|done|finished|complete)|second(?:ly)?|third(?:ly)?|fourth(?:ly)?|fifth(?:ly)?)\b",
     re.IGNORECASE)
 # Where a claim goes on to its next step: "..., then ...", "... and then ...", "...; finally ...", "..., and after that ...".
 _STEP_BREAK = re.compile(r"(?:[,;]\s+(?:and\s+)?|\s+and\s+)(?=(?:then|finally|lastly|next|afterwards|after\s+that)\b)", re.IGNORECASE)
-# A document sentence that opens with one of these follows the sentences before it (not a fronted "After X, ..." or
-# "Before X, ...": those order the sentence's own two events, not it after the sentence before)...
-_LATER_STEP = re.compile(
-    r"^\W*(?:(?:and\s+|only\s+)?then|next|after\s+(?:that|this|which|doing\s+so)|afterwards?|subsequently|following\s+(?:that|this)"
-    r"|finally|lastly|once\s+(?:that|this)\s+(?:is\s+)?(?:done|finished|complete)|second(?:ly)?|third(?:ly)?|fourth(?:ly)?|fifth(?:ly)?)\b",
-    re.IGNORECASE)
-# ... and one that opens with these comes first.
+# A document's sentence that opens with one of these comes first.
 _FIRST_STEP = re.compile(r"^\W*(?:first(?:ly)?|to\s+(?:begin|start)|start\s+by|begin\s+by)\b", re.IGNORECASE)
 # A numbered step: "Step 2: Drain the beans", "2. Drain the beans", "2) Drain" (at the start of its line).
 _NUMBERED = re.compile(r"\s*(?:step\s*(\d{1,2})\b|(\d{1,2})[.)]\s)", re.IGNORECASE)
@@ -178,7 +175,7 @@ def _against_documents(earlier: set[str], later: set[str], index: EvidenceIndex,
     before, after = index.sentences[then.sentence], index.sentences[first.sentence]
     document = documents[before.document] if 0 <= before.document < len(documents) else ""
     numbered = _step_number(document, before), _step_number(document, after)
-    if _LATER_STEP.match(after.text) or _FIRST_STEP.match(before.text) \
+    if _NEXT_STEP.match(after.text) or _FIRST_STEP.match(before.text) \
             or (numbered[0] is not None and numbered[1] is not None and numbered[0] < numbered[1]):
         return f'order: the documents do "{_shown(before.text)}" before "{_shown(after.text)}"'
     return None
