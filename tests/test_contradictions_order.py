@@ -46,6 +46,7 @@ UPGRADE = ("To upgrade the server:\n1. Stop the ingest service with the svc comm
            "external storage.\n3. Install the new package with the package manager.\n4. Start the ingest service again.")
 RECIPE = ("Soak the chickpeas overnight in cold water. Next, drain and rinse them well. Then simmer the chickpeas for 90 "
           "minutes until tender.")
+TOUR = "First, the band toured Japan in spring. Then it recorded its second album in Berlin."
 BAND = "The Lanterns formed in Leeds in 1998. Their debut album was released in 2001. In 2005 the band moved to London."
 MUSEUM = "The museum has a rooftop café with views of the harbour. It was founded in 1921 by a shipping merchant."
 LIBRARY = "The reading room opens at 9:30, and the lending desk opens at 10:00."
@@ -94,6 +95,8 @@ STEPS_ACROSS_SENTENCES = [
     # facts listed in another order than the documents', without an order word: no order is claimed
     (LAB, "The cryovials are stored at minus 80 degrees. The blood samples are centrifuged at 3,000 rpm for 10 minutes, "
           "and the plasma goes into a labelled cryovial.", True),
+    (TOUR, "The band recorded its second album in Berlin. Then it toured Japan in spring.", False),
+    (TOUR, "The band recorded its second album in Berlin. Then again, it had toured Japan in spring before that.", True),
     # a faithful "then" narrative
     (BAND, "The Lanterns formed in Leeds in 1998. Then they released their debut album in 2001. Finally, in 2005, they "
            "moved to London.", True),

@@ -96,7 +96,7 @@ def _distinct(first: set[str], later: set[str]) -> tuple[set[str], set[str]]:
 # A claim (or a document's sentence) that opens with one of these says it comes after the one before it; not a fronted
 # "After X, ..." or "Before X, ...": those order the sentence's own two events, not it after the sentence before.
 _NEXT_STEP = re.compile(
-    r"^\W*(?:(?:and\s+|only\s+)?then|next|after\s+(?:that|this|which|doing\s+so)|afterwards?|subsequently|following\s+(?:that|this)"
+    r"^\W*(?:(?:and\s+|only\s+)?then(?!\s+again)|next|after\s+(?:that|this|which|doing\s+so)|afterwards?|subsequently|following\s+(?:that|this)"
     r"|finally|lastly|once\s+(?:that|this|done|finished|complete)|second(?:ly)?|third(?:ly)?|fourth(?:ly)?|fifth(?:ly)?)\b",
     re.IGNORECASE)
 # Where a claim goes on to its next step: "..., then ...", "... and then ...", "...; finally ...", "..., and after that ...".
