@@ -75,14 +75,27 @@ _LOCAL = 40  # characters each side of a number that say what it is about ("the 
 
 def _context_of(claim: str, q: Quantity) -> set[str]:
     """The words that say what the claim's quantity counts: those of its own part of the claim (a clause, an item)
-    within `_LOCAL` characters of it, or of the whole stretch around it when its part has no other word.  Never the
-    quantity's own words: "two" must not tie the claim's "two bags" (about economy class) to another sentence's "two
-    bags" (about business class)."""
+    within `_LOCAL` characters of it, or of the whole stretch around it when its part has no other word.  A relative
+    clause's part takes in the part before it, where what it is about stands ("half an hour after the other lifts,
+    which start at 8:30").  Never the quantity's own words: "two" must not tie the claim's "two bags" (about economy
+    class) to another sentence's "two bags" (about business class)."""
     own = set(content_words(q.text))
-    start = max((m.end() for m in _SEGMENT.finditer(claim, 0, q.start)), default=0)
-    end = next((m.start() for m in _SEGMENT.finditer(claim, q.end)), len(claim))
+    start, end = _part_of(claim, q)
     words = set(content_words(_around(claim[start:end], q.start - start, q.end - start))) - own
     return words or set(content_words(_around(claim, q.start, q.end))) - own
+
+
+def _part_of(claim: str, q: Quantity) -> tuple[int, int]:
+    """Where the part of the claim (a clause, an item) holding `q` starts and ends; a relative clause's part starts
+    with the part before it ("the reading room, which opens at 10:00")."""
+    breaks = [m for m in _SEGMENT.finditer(claim, 0, q.start)]
+    start = breaks[-1].end() if breaks else 0
+    if breaks and _RELATIVE.match(claim, start):
+        start = breaks[-2].end() if len(breaks) > 1 else 0
+    return start, next((m.start() for m in _SEGMENT.finditer(claim, q.end)), len(claim))
+
+
+_RELATIVE = re.compile(r"(?:which|who|whom|whose|where)\b", re.IGNORECASE)
 
 
 def _around(text: str, start: int, end: int) -> str:
@@ -252,16 +265,26 @@ def _number_conflicts(claim: str, window: Window) -> list[str]:
     evidence = quantities(window.text)
     if not own or not evidence:
         return []
-    segments = [(set(content_words(part)), quantities(part)) for part in _SEGMENT.split(window.text) if part.strip()]
+    parts = [part for part in _SEGMENT.split(window.text) if part.strip()]
+    segments = [(set(content_words(part)), quantities(part)) for part in parts]
+    dates = {id(found): _dates(part, found) for part, (_, found) in zip(parts, segments)}
+    claim_dates = _dates(claim, own)
     out = [*_reversed_change(claim, window)]
     for q in own:
         if converted_within(q, own) or derived(q, (claim, window.text), cued=True):
             continue  # the claim's own conversion, or a figure it works out ("two nights cost 280 dollars")
         said_of_q = _words_for(claim, q, own)
-        whole = [(words, found) for words, found in segments if words and words <= said_of_q]  # parts the claim says all of
+        # Numbers dated with another year than the claim gives its number are about another time: "3,100 children in
+        # 2023" is not stated by "up from 3,100 children in 2022"; where all the parts about it are, the numbers of
+        # the claim's year are ("$2.4 million on cycle lanes in 2022 and $3.1 million in 2023": "$2.4 million in 2023").
+        years = frozenset() if q.is_year or (q.slot or "").startswith("day_of_") else claim_dates.get(own.index(q), frozenset())
+        whole = [(words, kept) for words, found in segments if words and words <= said_of_q and (kept := _of_years(found, years, dates))]
         if any(stated_in(q, found, strict=True) for _, found in whole):
             continue  # a part stating it whose every word the claim says of it ("until 9 p.m. on Thursdays")
-        about = _parts_about(claim, q, segments)
+        about_any = _parts_about(claim, q, segments)
+        about = [kept for found in about_any if (kept := _of_years(found, years, dates))]
+        if about_any and not about:
+            about = [kept for _, found in segments if (kept := _of_years(found, years, dates, exactly=True))]
         # ... or that states it otherwise with a word the parts holding most of the claim lack: "For PETG, heat the
         # nozzle to 210 °C" against "heat the nozzle to 210 °C for PLA or 240 °C for PETG"
         held = set().union(*(words for words, found in segments if any(found is part for part in about)))
@@ -274,6 +297,41 @@ def _number_conflicts(claim: str, window: Window) -> list[str]:
         if other is not None and (not stated_in(other, own) or _swapped(claim, q, about, other, own, segments)):
             out.append(f"number: {q.describe()} vs {other.describe()}")
     return out
+
+
+def _dates(text: str, found: tuple[Quantity, ...]) -> dict[int, frozenset[float]]:
+    """The years that date each quantity of `text` (by its index in `found`, the text's quantities): the year right
+    after it ("41 million euros in 2022", "$2.4 million on cycle lanes in 2022"), else the text's years that date no
+    other quantity so ("In the 2022 season the club scored 61 goals").  Years and dates themselves are left out."""
+    years = {i for i, f in enumerate(found) if _a_year(text, f)}
+    attached = {i: i + 1 for i, f in enumerate(found)
+                if i not in years and i + 1 in years and _DATED_BY.fullmatch(text, f.end, found[i + 1].start)}
+    free = frozenset(found[y].value for y in years if y not in attached.values())
+    return {i: frozenset({found[attached[i]].value}) if i in attached else free for i in range(len(found)) if i not in years}
+
+
+_DATED_BY = re.compile(r"\s*(?:[^\W\d_]+\s+){0,3}?(?:in|during)\s+(?:the\s+)?", re.IGNORECASE)
+_YEAR_BEFORE = re.compile(r"\b(?:in|since|by|from|until|during|of|the)\s+$", re.IGNORECASE)
+
+
+def _a_year(text: str, q: Quantity) -> bool:
+    """A year, also where a noun follows it ("the 2022 season", "in 2023 it scored": no year by its slot)."""
+    return q.is_year or (q.decimals == 0 and 1000 <= q.value <= 2100 and not q.ordinal and q.dimension is None
+                         and "," not in q.text and _YEAR_BEFORE.search(text, 0, q.start) is not None)
+
+
+def _of_years(found: tuple[Quantity, ...], years: frozenset[float], dates: dict[int, dict[int, frozenset[float]]],
+              exactly: bool = False) -> tuple[Quantity, ...]:
+    """The quantities of an evidence part not dated with another year than `years` (those the claim dates its
+    number with; all of them when it dates it with none).  `exactly`: only those dated with one of `years`."""
+    if not years:
+        return () if exactly else found
+    of = dates[id(found)]
+    if exactly:
+        return tuple(f for i, f in enumerate(found) if years & of.get(i, frozenset()))
+    if all(not dated or years & dated for dated in of.values()):
+        return found  # the part itself, when it keeps all (`_swapped` compares parts)
+    return tuple(f for i, f in enumerate(found) if i in of and (not of[i] or years & of[i]))  # (not its years)
 
 
 def _words_for(claim: str, q: Quantity, own: tuple[Quantity, ...]) -> set[str]:

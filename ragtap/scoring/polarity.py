@@ -7,7 +7,7 @@
   two members of a closed class (months, weekdays, colours, how often: "monthly"/"daily") or by a negating prefix
   ("unclear" / "clear").  The pair must qualify the same thing: a shared word or number a few terms from each
   ("a [minimum] of 25%" / "a [maximum] of 25%"), in one clause or, where the claim joins two, in the sentence;
-- **order**: the same order relation with its two events swapped ("update the firmware before backing up" where
+- **order** (order.py): the same order relation with its two events swapped ("update the firmware before backing up" where
   the manual says to back up before updating), however each side words it (before, after, prior to, until, a
   fronted "Before ..., ...", "A, then B").
 - **a denied permission**: what one clause says is not possible ("cancellations by phone are not accepted") or
@@ -28,6 +28,7 @@ from dataclasses import dataclass
 
 from ragtap.scoring.alignment import Window
 from ragtap.scoring.lexical import STOPWORDS, content_words
+from ragtap.scoring.order import reversed_order
 from ragtap.scoring.sentences import STOP_BREAK
 from ragtap.scoring.words import MONTHS, WEEKDAYS, stem
 
@@ -453,7 +454,7 @@ def _flips(claim: str, evidence: str, claim_terms: list[str], evidence_terms: li
         own = claim_heads if claim_negates else []
         if not any(_same_negation(mine, theirs) for mine in own for theirs in _negated(list(window_terms), turned)[0]):
             reasons.append("negation")
-    order = _reversed_order(claim, evidence, shared)
+    order = reversed_order(claim, evidence, shared, _words)
     if order:
         reasons.append(order)
     return (1 if reasons else 0), " + ".join(reasons)
@@ -513,44 +514,3 @@ def _anchors_near(terms: list[str], term: str, shared: set[str], width: int = 5)
     adverb ("never been done before" / "After the launch"), and a pair must qualify the same thing on both sides:
     "[margin] fell" is no opposite of "price [rises]" in the same sentence."""
     return {t for i, t0 in enumerate(terms) if t0 == term for t in terms[max(0, i - width) : i] + terms[i + 1 : i + 1 + width] if t in shared}
-
-
-_DURATION = re.compile(r"\b(?:seconds?|minutes?|hours?|days?|weeks?|months?|years?|decades?|shortly|long|soon|just|moments?)\s+$", re.IGNORECASE)
-_ORDER_CUE = re.compile(r"\b(before|after|prior\s+to|followed\s+by|until)\b|(?:,|\band)\s+(then)\b", re.IGNORECASE)
-_CONDITION = re.compile(r"\b(?:if|when|whenever|unless)\b", re.IGNORECASE)
-
-
-def _event_order(clause: str, shared: set[str]) -> tuple[set[str], set[str]] | None:
-    """(what happens first, what happens later), as the clause's shared words, from the first order word that has
-    shared words on both sides: "A before B" and "Before B, A" -> (A, B); "A after B" and "After B, A" -> (B, A);
-    "A, then B" and "A and then B" -> (A, B) (not "if A, then B": a condition, no order)."""
-    for cue in _ORDER_CUE.finditer(clause):
-        if _DURATION.search(clause, 0, cue.start()):
-            return None  # "about a week before we met, ...": a date given by another event, not two events in order
-        word = (cue.group(1) or cue.group(2)).lower().split()[0]
-        head, tail = clause[: cue.start()], clause[cue.end() :]
-        if word == "then":
-            if _CONDITION.search(head):
-                continue
-            left, right = head, tail
-        elif not _words(head) & shared and "," in tail:  # fronted: "Before updating the software, back up"
-            inner, _, outer = tail.partition(",")
-            left, right = outer, inner  # "Before B, A" reads "A before B"
-        else:
-            left, right = head, tail
-        a, b = _words(left) & shared, _words(right) & shared
-        if a and b:
-            return (a, b) if word in ("before", "prior", "followed", "until", "then") else (b, a)
-    return None
-
-
-def _reversed_order(claim: str, evidence: str, shared: set[str]) -> str | None:
-    """The two events of an order relation swapped: "update, then back up" against "back up before updating"
-    (however each side words it: before, after, prior to, a fronted "Before ..., ...")."""
-    claim_order, evidence_order = _event_order(claim, shared), _event_order(evidence, shared)
-    if claim_order is None or evidence_order is None:
-        return None
-    (c_first, c_later), (e_first, e_later) = claim_order, evidence_order
-    if c_first & e_later and c_later & e_first and not c_first & e_first and not c_later & e_later:
-        return "order: the events are reversed"
-    return None

@@ -127,6 +127,7 @@ class Quantity:
     start: int  # character offsets of the number in the text
     end: int
     loose: bool = False  # "first", or "one" that is likely no count (`_loose_one`): never a *missing* number
+    compound: bool = False  # hyphenated to the noun it counts ("a 7-round tournament"): states counts of that noun only
 
     @property
     def is_year(self) -> bool:
@@ -181,9 +182,12 @@ def quantities(text: str) -> tuple[Quantity, ...]:
         if before.isalpha() or before == "/" or (glued and not _glued_unit(lowered, after_index)):
             continue
         plus = _PLUS.match(lowered, after_index)  # "1,500-plus cadets": at least 1,500 cadets
+        compound = None  # "a 7-round tournament": the count of the noun it is hyphenated to
         if plus is None and after in "/-" and after_index + 1 < len(lowered) and lowered[after_index + 1].isalpha() \
                 and not _glued_unit(lowered, after_index + 1):
-            continue  # "4-door", "3/4-inch": part of a compound word, not a count ("3-year" keeps its unit)
+            compound = _COMPOUND_NOUN.match(lowered, after_index) if after == "-" else None
+            if compound is None or compound.group(1) in _NOT_A_SLOT:
+                continue  # "3/4-inch", "2-for-1": part of a compound word, not a count ("3-year" keeps its unit)
         if plus is not None:
             after_index = plus.end()
         number = match.group("num")
@@ -197,7 +201,8 @@ def quantities(text: str) -> tuple[Quantity, ...]:
         if mult:
             value *= _MULTIPLIERS[mult]
         cursor = match.end("mult") if match.group("mult") and mult else after_index
-        found.append(_with_slot(lowered, value, match.group("cur"), _decimals(number), bool(match.group("ord")), start, cursor))
+        quantity = _with_slot(lowered, value, match.group("cur"), _decimals(number), bool(match.group("ord")), start, cursor)
+        found.append(quantity if compound is None else _counting(quantity, compound.group(1)))
         taken.append((start, cursor))
     for match in _FRACTION.finditer(lowered):  # "about a fifth of the wine": 20% of it
         if any(a <= match.start() < b for a, b in taken):
@@ -216,6 +221,22 @@ def quantities(text: str) -> tuple[Quantity, ...]:
 # out from two prices), as a loose "one".
 _FRACTION = re.compile(r"\b(a|an|one|two|three|four)\s+(half|thirds?|quarters?|fifths?|tenths?)(?=\s+of\b)|\bhalf(?=\s+(?:of\s+)?(?:the|its|their|all)\b)")
 _DENOMINATORS = {"half": 2, "third": 3, "quarter": 4, "fifth": 5, "tenth": 10}
+
+
+# A count hyphenated to the noun it counts: "a 7-round tournament", "a four-door car" (the noun's first word).
+_COMPOUND_NOUN = re.compile(r"-([a-z]{3,})\b")
+# Number words that count in such a compound ("seven-round"); not "one-way", "zero-tolerance", "double-check",
+# "two-thirds" (a share), nor ordinals ("second-hand").
+_COMPOUND_COUNTS = frozenset("two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen sixteen "
+                             "seventeen eighteen nineteen twenty thirty forty fifty sixty seventy eighty ninety".split())
+
+
+def _counting(quantity: Quantity, noun: str) -> Quantity:
+    """A count hyphenated to its noun ("7-round"): it counts that noun; loose, since such compounds are also names of
+    kinds ("a two-way radio", "a 4-door car") that a text may use without counting anything the documents count, so
+    never a *missing* number; it still disagrees with another count of the same noun ("5-round" / "7-round"), and
+    states nothing but a count of that noun (a "26-point lead" is no score of "38-26")."""
+    return dataclasses.replace(quantity, slot=stem(noun), dimension=None, loose=True, compound=True)
 
 
 def _glued_unit(text: str, index: int) -> bool:
@@ -295,8 +316,12 @@ def _word_numbers(text: str, taken: list[tuple[int, int]]) -> list[Quantity]:
     for match in re.finditer(r"\b(?:a\s+)?([a-z]+(?:-[a-z]+)?)\b", text):
         word = match.group(1)
         parts = word.split("-")
+        compound = None
         if len(parts) == 2 and parts[0] in _WORD_NUMBERS and parts[1] not in _WORD_NUMBERS and _glued_unit(text, match.start(1) + len(parts[0]) + 1):
             word, parts = parts[0], parts[:1]  # "a two-kilometer run": two kilometres, as "a 2-kilometer run"
+        elif len(parts) == 2 and parts[0] in _COMPOUND_COUNTS and parts[1] not in _WORD_NUMBERS and _COMPOUND_NOUN.fullmatch("-" + parts[1]) \
+                and parts[1] not in _NOT_A_SLOT and parts[1].rstrip("s") not in _DENOMINATORS and not any(a <= match.start() < b for a, b in taken):
+            word, compound, parts = parts[0], parts[1], parts[:1]  # "a seven-round tournament", as "a 7-round tournament"
         elif not all(p in _WORD_NUMBERS for p in parts) or any(a <= match.start() < b for a, b in taken):
             continue
         if word in ("second",) and re.match(r"\s+(?:hand|thought|look|opinion|time)", text[match.end():]):
@@ -313,15 +338,19 @@ def _word_numbers(text: str, taken: list[tuple[int, int]]) -> list[Quantity]:
         if parts[-1] == "hundred" and match.group(0).startswith("a "):
             value = 100.0
         quantity = _with_slot(text, value, None, 0, ordinal, match.start(1), end)
-        if word == "first" or (word == "one" and _loose_one(text, match.start(1), quantity)):
-            quantity = dataclasses.replace(quantity, loose=True)
+        if word == "first" or (word == "one" and _loose_one(text, match.start(1), quantity)) \
+                or (ordinal and quantity.slot is None and _FIRST_BEFORE.search(text, 0, match.start(1))):
+            quantity = dataclasses.replace(quantity, loose=True)  # "unit price first and delivery time second": an order
         if word in _MULTIPLES:  # "twice the rate" = 2 times the rate
             quantity = dataclasses.replace(quantity, slot="times", dimension="multiple")
+        if compound is not None:
+            quantity = _counting(quantity, compound)
         out.append(quantity)
     return out
 
 
 _MULTIPLES = frozenset({"twice", "thrice", "double", "triple"})
+_FIRST_BEFORE = re.compile(r"\bfirst\b")
 # "no one", "this one", "the bigger one", "which one": a pronoun after a determiner (and perhaps an adjective).
 _ONE_AS_PRONOUN = re.compile(r"\b(?:the|this|that|which|no|any|every|each|some|other|another|such)\s+(?:[a-z]+\s+)?$")
 
@@ -386,6 +415,8 @@ def agree(claim: Quantity, evidence: Quantity, strict: bool = False) -> bool | N
     children"); the lenient default suits the documents at large, where "the first time" is stated by "the first"."""
     if claim.ordinal != evidence.ordinal:
         return None  # "the first sick passenger" is not a count of passengers
+    if (claim.compound or evidence.compound) and claim.slot != evidence.slot:
+        return None
     if claim.slot == "clock" or evidence.slot == "clock":
         if claim.slot == evidence.slot:
             return math.isclose(claim.value, evidence.value)
