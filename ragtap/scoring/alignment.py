@@ -102,6 +102,10 @@ class EvidenceIndex:
         self._weight = {word: math.log(1 + count / len(ids)) for word, ids in postings.items()}
         self._unseen = math.log(1 + max(1, count))  # a claim word no evidence sentence has weighs as the rarest one
 
+    def holds(self, word: str) -> bool:
+        """Some evidence sentence has this content word."""
+        return word in self._postings
+
     def weight(self, word: str) -> float:
         return self._weight.get(word, self._unseen)
 
