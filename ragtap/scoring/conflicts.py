@@ -13,7 +13,9 @@ rests on, mismatch by mismatch:
 - **polarity** (polarity.py): a negation on one side only, a word whose opposite is on the other side (at least /
   at most, first / second, always / never, read-only / write-only...), or an order relation with its two events
   swapped ("update the firmware before backing up" where the manual says to back up before updating);
-- **only**: "only X" where the evidence names X with others ("owners and admins").
+- **only**: "only X" where the evidence names X with others ("owners and admins");
+- **exceptions** (exceptions.py): "including X" where the evidence excepts or denies X ("all passes except the
+  season pass"), "except X" where it includes X.
 
 Every check needs a confident alignment (most of the claim's weighted content in the window), so that a claim that
 merely touches a sentence is never said to contradict it; a claim the evidence does not state at all is left to the
@@ -37,6 +39,7 @@ from ragtap.scoring.lexical import (
     undotted_titles,
     with_long_forms,
 )
+from ragtap.scoring.exceptions import exception_conflicts
 from ragtap.scoring.polarity import polarity_conflicts
 from ragtap.scoring.quantities import Quantity, agree, changes, contradicting, converted_within, derived, quantities, stated_in
 from ragtap.scoring.sentences import STOP_BREAK
@@ -57,7 +60,8 @@ def find_conflicts(claim: str, windows: Sequence[Window], vocabulary: DocumentVo
     found: tuple[str, ...] = ()
     for rank, window in enumerate(candidates):
         conflicts = (*_number_conflicts(claim, window), *_name_conflicts(claim, window, vocabulary), *polarity_conflicts(claim, window),
-                     *_exclusive_conflicts(claim, window), *_universal_conflicts(claim, window), *_swapped_words(claim, window))
+                     *_exclusive_conflicts(claim, window), *_universal_conflicts(claim, window), *_swapped_words(claim, window),
+                     *exception_conflicts(claim, window))
         if not conflicts:
             return ()
         if rank == 0:

@@ -1,0 +1,90 @@
+"""Exceptions: a claim that includes what its evidence excepts, or excepts what its evidence includes.
+
+"Seniors receive a 30% discount on all passes except the season pass" is turned around by "30% off every pass, and
+that includes the season pass", and "no byes are available in the last two rounds" by "byes can be used in any
+round, including the last two": both share nearly every word with their evidence, and the exception lies in a
+word the negation and opposite checks (polarity.py) do not pair.  So:
+
+- what the evidence **excludes**: the words after an exception ("except (for) X", "excluding X", "other than X",
+  "apart from X", "but not X", "with the exception of X", "not including X"), the words a negation governs to the
+  end of its clause ("no byes are available [in the last two rounds]", "does not cover [flood damage]"), and what
+  is said to be excluded ("[the season pass] is excluded / exempt / not included / not covered");
+- what the claim **includes**: the words after "including", "includes", "even", "as well as", "plus"; and a group
+  the claim says all of ("every pass", "any round") where the evidence excepts part of that group by name.
+
+A claim that includes X where the evidence excludes X (every word of the claim's X among the excluded words) is
+contradicted -- unless the claim itself negates or excepts anything (it may be saying the same: "No, the season
+pass is not included").  Conversely, a claim excepting X ("except the season pass") where the evidence includes X
+by name ("including the season pass"), or says all of X's group with no exception or negation at all, is
+contradicted.
+"""
+
+from __future__ import annotations
+
+import re
+
+from ragtap.scoring.alignment import Window
+from ragtap.scoring.lexical import content_words
+from ragtap.scoring.sentences import STOP_BREAK
+
+_MAX_ITEM = 6  # words an exception or an inclusion names at most
+
+# The end of what an exception or an inclusion names: punctuation, or a word opening another clause.
+_ITEM = r"(?P<item>(?:(?!(?:which|who|whose|where|when|because|if|unless|but|while|so|although|though|whereas|and\s+(?:is|are|was|were|can|will|must|may)|that)\b)[^\W_][\w'’-]*\s*){1,%d})" % _MAX_ITEM
+_EXCEPT = r"except(?:\s+for|\s+on|\s+in|\s+at|\s+during)?|excluding|other\s+than|apart\s+from|aside\s+from|save\s+for|but\s+not|not\s+including|with\s+the\s+exception\s+of"
+_EXCEPTION = re.compile(rf"\b(?:{_EXCEPT})\s+(?:the\s+|a\s+|an\s+)?{_ITEM}", re.IGNORECASE)
+_INCLUSION = re.compile(rf"\b(?:including|includes|include|included|even|as\s+well\s+as|plus)\s+(?:the\s+|a\s+|an\s+|on\s+|in\s+|during\s+)?{_ITEM}", re.IGNORECASE)
+_SAID_EXCLUDED = re.compile(r"(?P<item>(?:[^\W_][\w'’-]*\s+){1,4}?)(?:is|are)\s+(?:also\s+)?(?:excluded|exempt|not\s+(?:included|covered|eligible))\b",
+                            re.IGNORECASE)
+# A negation and what it governs, to the end of its clause; not the negations that negate nothing ("not only", "no
+# later than", "no matter").
+_NEGATED = re.compile(r"\b(?:no|not|never|none|cannot|\w+n['’]t)\b(?!\s+(?:only|just|matter|doubt|more|less|later|earlier|longer\s+than)\b)"
+                      r"(?P<item>[^,;:.()]*)", re.IGNORECASE)
+_CLAIM_DENIES = re.compile(rf"\b(?:no|not|never|none|nothing|without|cannot|\w+n['’]t|{_EXCEPT}|excluded?|exempt)\b", re.IGNORECASE)
+_REPLY_NO = re.compile(r"^\s*no\s*[,.!—–-]\s*", re.IGNORECASE)  # "No, ..." answers the question; the rest is the claim
+_ALL = re.compile(r"\b(?:all|every|any|each)\s+(?:of\s+the\s+)?(?P<group>[^\W\d_][\w-]*)", re.IGNORECASE)
+
+
+def exception_conflicts(claim: str, window: Window) -> list[str]:
+    """Why the claim includes what `window` excepts, or excepts what it includes (empty when it does neither)."""
+    said = _REPLY_NO.sub("", claim)
+    if _CLAIM_DENIES.search(said):
+        return _excepted_but_included(said, window)
+    included = [words for m in _INCLUSION.finditer(said) if (words := frozenset(content_words(m.group("item"))))]
+    groups = {w for m in _ALL.finditer(said) for w in content_words(m.group("group"))}
+    if not included and not groups:
+        return []
+    for sentence in STOP_BREAK.split(window.text):
+        excluded = _excluded(sentence)
+        for item in included:
+            if any(item <= words for words in excluded):
+                return [f"exception: {' '.join(sorted(item))} is excepted"]
+        named = [words for m in _EXCEPTION.finditer(sentence) if (words := frozenset(content_words(m.group("item"))))]
+        for group in groups:
+            if any(group in words for words in named):
+                return [f"exception: not every {group}"]
+    return []
+
+
+def _excluded(sentence: str) -> list[frozenset[str]]:
+    """The word sets the sentence excludes: after an exception, under a negation, said to be excluded."""
+    out = [frozenset(content_words(m.group("item"))) for pattern in (_EXCEPTION, _NEGATED, _SAID_EXCLUDED) for m in pattern.finditer(sentence)]
+    return [words for words in out if words]
+
+
+def _excepted_but_included(claim: str, window: Window) -> list[str]:
+    """A claim excepting X ("all passes except the season pass") where the evidence includes X by name, or says all
+    of X's group with no exception or negation at all."""
+    excepted = [words for m in _EXCEPTION.finditer(claim) if (words := frozenset(content_words(m.group("item"))))]
+    if not excepted or _NEGATED.search(claim.replace("but not", "")):
+        return []
+    for sentence in STOP_BREAK.split(window.text):
+        included = [frozenset(content_words(m.group("item"))) for m in _INCLUSION.finditer(sentence)]
+        plain = not _CLAIM_DENIES.search(sentence)
+        groups = {w for m in _ALL.finditer(sentence) for w in content_words(m.group("group"))} if plain else set()
+        for item in excepted:
+            if any(item <= words for words in included if words) and not any(item <= words for words in _excluded(sentence)):
+                return [f"exception: {' '.join(sorted(item))} is included"]
+            if item & groups:
+                return [f"exception: all {' '.join(sorted(item & groups))}"]
+    return []
