@@ -22,6 +22,7 @@ contradicted.
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 
 from ragtap.scoring.alignment import Window
 from ragtap.scoring.lexical import content_words
@@ -88,3 +89,62 @@ def _excepted_but_included(claim: str, window: Window) -> list[str]:
             if item & groups:
                 return [f"exception: all {' '.join(sorted(item & groups))}"]
     return []
+
+
+# "no X", "not ... any X", "never ... any X", "without any X", "none of the X": the evidence says there is no X.
+_NONE_OF = re.compile(r"\b(?:no|(?:not|never|n['’]t)\s+(?:[\w'’-]+\s+){0,3}?any|without\s+any|none\s+of\s+(?:the\s+|its\s+|their\s+)?)\s+"
+                      r"(?P<thing>(?:[^\W\d_][\w-]*\s+){0,3}[^\W\d_][\w-]*)", re.IGNORECASE)
+
+
+def denied_things(claim: str, windows: Sequence[Window]) -> tuple[str, ...]:
+    """A claim that affirms a thing its evidence says there is none of: "a small share of the income came from
+    government funding" against "The Trust did not receive any government funding during the year".  The claim
+    may take its other words from another sentence ("income", "share"), so that no window holds most of it and the
+    other checks never compare it; here the thing itself is what is compared.  The thing is the run of two or more
+    content words after "no" / "not ... any" (a compound: "government funding", "wheelchair access"; one word, "no
+    byes", is too often affirmed in other words elsewhere); the claim must hold them side by side, negate nothing,
+    and share another word with the denying sentence (the same subject), and no window sentence that holds the
+    thing may affirm it."""
+    said = _REPLY_NO.sub("", claim)
+    if _CLAIM_DENIES.search(said) or _HEDGED.search(said):
+        return ()
+    claim_words = [w.rstrip("'") for w in content_words(claim)]  # "the Trust's" is the Trust
+    sentences = list(dict.fromkeys(s for w in windows for s in STOP_BREAK.split(w.text)))
+    for sentence in sentences:
+        for match in _NONE_OF.finditer(sentence):
+            thing, shown = _leading_content(match.group("thing"))
+            if len(thing) < 2 or not _side_by_side(claim_words, thing) or _COMPARED.match(sentence, match.end()):
+                continue  # "there has been no Australian player more famous than Benaud": a comparison, not an absence
+            others = set(content_words(sentence)) - set(thing) - set(content_words(match.group(0)))
+            affirmed = any(set(thing) <= set(content_words(s)) and not any(set(thing) <= set(_leading_content(m.group("thing"))[0])
+                                                                           for m in _NONE_OF.finditer(s)) for s in sentences)
+            if others & set(claim_words) and not affirmed:
+                return (f"negation: no {shown}",)
+    return ()
+
+
+# A claim that hedges or says "hardly any" affirms nothing the denial contradicts ("it is unclear whether they
+# suffered an injury", "few job prospects", "denied knowledge of any video footage").
+_HEDGED = re.compile(r"\b(?:unclear|uncertain|whether|may|might|could|possibly|potentially|if|few|little|hardly|barely|scarcely|"
+                     r"deny|denied|denies|refused?|refuses|failed|fails|lack|lacks|lacked|absent|absence)\b", re.IGNORECASE)
+_COMPARED = re.compile(r"[^.;]{0,40}\bthan\b", re.IGNORECASE)
+
+
+def _leading_content(text: str) -> tuple[list[str], str]:
+    """The content words `text` opens with, up to its first function word ("government funding [during] the year"),
+    and those words as written."""
+    out, shown = [], []
+    for token in text.split():
+        words = content_words(token)
+        if not words:
+            break
+        out.extend(words)
+        shown.append(token)
+    return out, " ".join(shown)
+
+
+def _side_by_side(words: list[str], thing: list[str]) -> bool:
+    """The thing's words stand next to each other among the claim's content words, in any order ("funding from the
+    government")."""
+    n = len(thing)
+    return any(sorted(words[i : i + n]) == sorted(thing) for i in range(len(words) - n + 1))
