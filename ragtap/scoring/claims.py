@@ -195,8 +195,10 @@ def judge_claim(claim: Claim, vector: np.ndarray | None, evidence: Evidence, thr
     # The pronoun's subject counts for alignment and the checks, not for support: how much of the claim's own words
     # the evidence holds (its lexical precision, and the coverage of the window its own words align with).
     resolved = _resolved(claim, evidence.index)
-    windows = evidence.index.align(content_words(resolved)) if claim.not_judged is None else []
-    own = windows if resolved == checked or not windows else evidence.index.align(content_words(checked), limit=1)
+    words = content_words(checked)
+    subject = [w for w in content_words(resolved) if w not in words] if resolved != checked else []
+    windows = evidence.index.align(words, subject=subject) if claim.not_judged is None else []
+    own = windows if not subject or not windows else evidence.index.align(words)  # the claim as written
     aligned = windows[0] if windows else None
     own_coverage = own[0].coverage if own else 0.0
     if lexical.missing_numbers:
@@ -212,9 +214,13 @@ def judge_claim(claim: Claim, vector: np.ndarray | None, evidence: Evidence, thr
 
     if claim.not_judged is not None:
         return result(ClaimOutcome.NOT_JUDGED, claim.not_judged)
-    if lexical.content_words < thresholds.min_content_words:
+    # "It was built in 1869." asserts something checkable of its subject: counted with the subject's words.
+    if lexical.content_words < thresholds.min_content_words and (resolved == checked or len(content_words(resolved)) < thresholds.min_content_words):
         return result(ClaimOutcome.NOT_JUDGED, "too_short")
-    conflicts = find_conflicts(resolved, windows, evidence.vocabulary) or comparison_conflicts(resolved, [w.text for w in windows[:_COMPARED]])
+    # A pronoun claim is checked as written and as read with its subject: the subject's words may tie the claim to the
+    # sentence that introduced the subject, which says nothing against it.
+    conflicts = (find_conflicts(resolved, windows, evidence.vocabulary) or comparison_conflicts(resolved, [w.text for w in windows[:_COMPARED]])
+                 or (find_conflicts(checked, own, evidence.vocabulary) if own is not windows else ()))
     if conflicts:
         return result(ClaimOutcome.CONTRADICTED, "contradicted", conflicts)
     states_numbers = any(quantities(w.text) for w in windows[:1]) or (best is not None and bool(quantities(best.text)))

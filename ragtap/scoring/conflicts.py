@@ -40,7 +40,7 @@ from ragtap.scoring.lexical import (
     undotted_titles,
     with_long_forms,
 )
-from ragtap.scoring.exceptions import denied_things, exception_conflicts
+from ragtap.scoring.exceptions import denied_things, exception_conflicts, negates_the_exception
 from ragtap.scoring.polarity import polarity_conflicts
 from ragtap.scoring.quantities import Quantity, agree, changes, contradicting, converted_within, derived, quantities, stated_in
 from ragtap.scoring.sentences import STOP_BREAK
@@ -66,13 +66,21 @@ def _mismatches(claim: str, windows: Sequence[Window], vocabulary: DocumentVocab
     candidates = [w for w in windows if w.coverage >= max(MIN_COVERAGE, windows[0].coverage - TIE)]
     found: tuple[str, ...] = ()
     for rank, window in enumerate(candidates):
-        conflicts = (*_number_conflicts(claim, window), *_name_conflicts(claim, window, vocabulary), *polarity_conflicts(claim, window),
+        conflicts = (*_number_conflicts(claim, window), *_name_conflicts(claim, window, vocabulary), *_polarity_conflicts(claim, window),
                      *_exclusive_conflicts(claim, window), *_universal_conflicts(claim, window), *_swapped_words(claim, window),
                      *exception_conflicts(claim, window))
         if not conflicts:
             return ()
         if rank == 0:
             found = conflicts
+    return found
+
+
+def _polarity_conflicts(claim: str, window: Window) -> list[str]:
+    """polarity.py's, but a negation the evidence words as an exception ("not covered" / "except ...") agrees."""
+    found = polarity_conflicts(claim, window)
+    if "negation" in found and negates_the_exception(claim, window):
+        return [c for c in found if c != "negation"]
     return found
 
 

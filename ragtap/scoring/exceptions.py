@@ -43,7 +43,8 @@ _NEGATED = re.compile(r"\b(?:no|not|never|none|cannot|\w+n['’]t)\b(?!\s+(?:onl
                       r"(?P<item>[^,;:.()]*)", re.IGNORECASE)
 _CLAIM_DENIES = re.compile(rf"\b(?:no|not|never|none|nothing|without|cannot|\w+n['’]t|{_EXCEPT}|excluded?|exempt)\b", re.IGNORECASE)
 _REPLY_NO = re.compile(r"^\s*no\s*[,.!—–-]\s*", re.IGNORECASE)  # "No, ..." answers the question; the rest is the claim
-_ALL = re.compile(r"\b(?:all|every|any|each)\s+(?:of\s+the\s+)?(?P<group>[^\W\d_][\w-]*)", re.IGNORECASE)
+# A group said all of: "all passes", "every water damage claim" (its words up to a function word: "all water damage").
+_ALL = re.compile(r"\b(?:all|every|any|each)\s+(?:of\s+the\s+)?(?P<group>[^\W\d_][\w-]*(?:\s+[^\W\d_][\w-]*){0,2})", re.IGNORECASE)
 
 
 def exception_conflicts(claim: str, window: Window) -> list[str]:
@@ -52,7 +53,8 @@ def exception_conflicts(claim: str, window: Window) -> list[str]:
     if _CLAIM_DENIES.search(said):
         return _excepted_but_included(said, window)
     included = [words for m in _INCLUSION.finditer(said) if (words := frozenset(content_words(m.group("item"))))]
-    groups = {w for m in _ALL.finditer(said) for w in content_words(m.group("group"))}
+    groups = {w: m.group(0).lower() for m in _ALL.finditer(said) for w in _leading_content(m.group("group"))[0]}  # word -> "all water damage"
+    claim_words = set(content_words(said))
     if not included and not groups:
         return []
     for sentence in STOP_BREAK.split(window.text):
@@ -61,10 +63,26 @@ def exception_conflicts(claim: str, window: Window) -> list[str]:
             if any(item <= words for words in excluded):
                 return [f"exception: {' '.join(sorted(item))} is excepted"]
         named = [words for m in _EXCEPTION.finditer(sentence) if (words := frozenset(content_words(m.group("item"))))]
-        for group in groups:
-            if any(group in words for words in named):
-                return [f"exception: not every {group}"]
+        for group in groups:  # ...not where the claim names the excepted part itself ("every day, but closed on Christmas Day")
+            if any(group in words and not (words - set(groups)) & claim_words for words in named):
+                return [f"exception: {groups[group]} but for an exception"]
     return []
+
+
+def negates_the_exception(claim: str, window: Window) -> bool:
+    """The claim negates what its evidence excepts: "No, flood damage is not covered" against "covers all water damage
+    except damage caused by flooding" -- a negation the evidence words as an exception, which is agreement.  The
+    claim must hold a word of the exception that the rest of its sentence lacks ("flood")."""
+    said = _REPLY_NO.sub("", claim)
+    if not _NEGATED.search(said) or _EXCEPTION.search(said):
+        return False  # a claim that words the exception too negates something else
+    claim_words = set(content_words(claim))
+    for sentence in STOP_BREAK.split(window.text):
+        for match in _EXCEPTION.finditer(sentence):
+            rest = set(content_words(sentence[: match.start()] + " " + sentence[match.end() :]))
+            if (set(content_words(match.group("item"))) - rest) & claim_words:
+                return True
+    return False
 
 
 def _excluded(sentence: str) -> list[frozenset[str]]:
@@ -82,7 +100,7 @@ def _excepted_but_included(claim: str, window: Window) -> list[str]:
     for sentence in STOP_BREAK.split(window.text):
         included = [frozenset(content_words(m.group("item"))) for m in _INCLUSION.finditer(sentence)]
         plain = not _CLAIM_DENIES.search(sentence)
-        groups = {w for m in _ALL.finditer(sentence) for w in content_words(m.group("group"))} if plain else set()
+        groups = {w for m in _ALL.finditer(sentence) for w in _leading_content(m.group("group"))[0]} if plain else set()
         for item in excepted:
             if any(item <= words for words in included if words) and not any(item <= words for words in _excluded(sentence)):
                 return [f"exception: {' '.join(sorted(item))} is included"]

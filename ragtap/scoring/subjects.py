@@ -100,7 +100,8 @@ def leading_noun_phrase(text: str) -> tuple[int, int] | None:
         return None
     end = None
     for i, word in enumerate(words[: _MAX_WORDS + 1]):
-        if i and _is_verb(word.group(0), words[i - 1].group(0)):
+        after = words[i + 1].group(0).lower() if i + 1 < len(words) else ""
+        if i and _is_verb(word.group(0), words[i - 1].group(0), after):
             end = words[i - 1].end()
             break
         if text.startswith(",", word.end()):
@@ -112,10 +113,10 @@ def leading_noun_phrase(text: str) -> tuple[int, int] | None:
     return words[0].start(), end
 
 
-def _is_verb(word: str, before: str) -> bool:
+def _is_verb(word: str, before: str, after: str) -> bool:
     lower = word.lower()
     if lower in _AUXILIARIES or lower in IRREGULAR_PAST or (lower in _PLAIN_VERBS and before.lower() not in _DETERMINERS):
         return True
-    if not word.islower() or lower in STOPWORDS or before.lower() in _DETERMINERS:
-        return False  # a name, a function word, or a noun after its article ("the lights")
+    if not word.islower() or lower in STOPWORDS or before.lower() in _DETERMINERS or after in _AUXILIARIES:
+        return False  # a name, a function word, or a noun: after its article ("the lights"), before a verb ("tablets are")
     return len(lower) > 3 and (lower.endswith("ed") or (lower.endswith("s") and not lower.endswith(("ss", "us", "is"))))
