@@ -11,7 +11,8 @@
 
 Each bad case below is wrong on the code before (grounded, or flagged for another reason than a contradiction of
 that claim); the faithful neighbours (pronoun claims, "except" restatements, "including" where the evidence
-includes, "No, X is not covered") stay grounded.
+includes, "No, X is not covered") stay grounded -- two of them, a negation the evidence words as an exception
+("No, flood damage is not covered", "..., but not the spinning class"), were contradicted by the code before.
 """
 
 from __future__ import annotations
@@ -43,6 +44,7 @@ SCHOOL = ("The school's budget for 2023 was 2.4 million pounds, most of it from 
 HOTEL = ("All rooms have a kettle and a safe. The hotel has no swimming pool, but guests can use the leisure centre next "
          "door for free.")
 
+GYM = "Members get free entry to all classes except the spinning class. Towels can be rented for 2 euros."
 LEAGUE = "The Harriers won the league in 2019 with 84 points. Their rivals, the Falcons, finished second with 79 points."
 
 BAD = [
@@ -58,6 +60,7 @@ BAD = [
     (MUSEUM, "The museum is open every day from 10:00 to 17:00, including the first Monday of each month.", 0),
     (REMOTE, "You can work remotely on any weekday, including Tuesday.", 0),
     (INSURANCE, "All water damage is covered by the home policy.", 0),
+    (GYM, "Members get free entry to yoga, pilates and the spinning class.", 0),
     # an inclusion turned into an exception
     (WARRANTY, "The two-year warranty covers all parts of the e-bike except the battery.", 0),
     # a thing there is none of, affirmed by a claim that takes its other words from another sentence
@@ -79,6 +82,8 @@ FAITHFUL = [
     (TRANSIT, "No, the day ticket does not cover the airport express."),
     (MUSEUM, "The museum opens daily from 10:00 to 17:00, apart from the first Monday of each month."),
     (REMOTE, "Remote work is allowed on every weekday other than Tuesday."),
+    (GYM, "Members get free entry to yoga and pilates, but not the spinning class."),
+    (GYM, "Members get free entry to all classes apart from the spinning class."),
     (SCHOOL, "Most of the school's budget came from the local authority; it received no private donations last year."),
     (SCHOOL, "Most of the school's budget came from the local authority, and the rest from parent contributions."),
     (HOTEL, "There is no swimming pool at the hotel, but guests can use the leisure centre next door for free."),

@@ -9,20 +9,28 @@ word the negation and opposite checks (polarity.py) do not pair.  So:
   "apart from X", "but not X", "with the exception of X", "not including X"), the words a negation governs to the
   end of its clause ("no byes are available [in the last two rounds]", "does not cover [flood damage]"), and what
   is said to be excluded ("[the season pass] is excluded / exempt / not included / not covered");
-- what the claim **includes**: the words after "including", "includes", "even", "as well as", "plus"; and a group
-  the claim says all of ("every pass", "any round") where the evidence excepts part of that group by name.
+- what the claim **includes**: the words after "including", "includes", "even", "as well as", "plus"; the last item
+  of a list ending its clause ("yoga, pilates and the spinning class"), against an exception by name only; and a
+  group the claim says all of ("every pass", "all water damage") where the evidence excepts part of that group by
+  name (and the claim does not name that part itself: "open every day, but closed on Christmas Day").
 
 A claim that includes X where the evidence excludes X (every word of the claim's X among the excluded words) is
 contradicted -- unless the claim itself negates or excepts anything (it may be saying the same: "No, the season
 pass is not included").  Conversely, a claim excepting X ("except the season pass") where the evidence includes X
 by name ("including the season pass"), or says all of X's group with no exception or negation at all, is
-contradicted.
+contradicted.  A claim negating what the evidence words as an exception agrees with it ("No, flood damage is not
+covered" / "all water damage except damage caused by flooding": `negates_the_exception`, which conflicts.py asks
+before it reports polarity's negation).
+
+Last, `denied_things`: a thing the evidence says there is none of ("did not receive any government funding"),
+affirmed by a claim that may take its other words from another sentence.
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 from ragtap.scoring.alignment import Window
 from ragtap.scoring.lexical import content_words
@@ -35,6 +43,9 @@ _ITEM = r"(?P<item>(?:(?!(?:which|who|whose|where|when|because|if|unless|but|whi
 _EXCEPT = r"except(?:\s+for|\s+on|\s+in|\s+at|\s+during)?|excluding|other\s+than|apart\s+from|aside\s+from|save\s+for|but\s+not|not\s+including|with\s+the\s+exception\s+of"
 _EXCEPTION = re.compile(rf"\b(?:{_EXCEPT})\s+(?:the\s+|a\s+|an\s+)?{_ITEM}", re.IGNORECASE)
 _INCLUSION = re.compile(rf"\b(?:including|includes|include|included|even|as\s+well\s+as|plus)\s+(?:the\s+|a\s+|an\s+|on\s+|in\s+|during\s+)?{_ITEM}", re.IGNORECASE)
+# The last item of a list that ends its clause: "day passes, monthly passes and [the season pass]."
+_LISTED = re.compile(r"(?:,|\band|\bor)\s+(?:the\s+|a\s+|an\s+|on\s+|in\s+)?(?P<item>(?:[^\W_][\w'’-]*\s+){0,3}[^\W_][\w'’-]*)\s*(?=[.;!?]|$)",
+                     re.IGNORECASE)
 _SAID_EXCLUDED = re.compile(r"(?P<item>(?:[^\W_][\w'’-]*\s+){1,4}?)(?:is|are)\s+(?:also\s+)?(?:excluded|exempt|not\s+(?:included|covered|eligible))\b",
                             re.IGNORECASE)
 # A negation and what it governs, to the end of its clause; not the negations that negate nothing ("not only", "no
@@ -47,25 +58,43 @@ _REPLY_NO = re.compile(r"^\s*no\s*[,.!—–-]\s*", re.IGNORECASE)  # "No, ..." 
 _ALL = re.compile(r"\b(?:all|every|any|each)\s+(?:of\s+the\s+)?(?P<group>[^\W\d_][\w-]*(?:\s+[^\W\d_][\w-]*){0,2})", re.IGNORECASE)
 
 
+@dataclass(frozen=True, slots=True)
+class _Item:
+    """What an exception, an inclusion or a list names: its content words, and its text for the reason shown."""
+
+    words: frozenset[str]
+    shown: str
+
+
+def _items(pattern: re.Pattern[str], text: str) -> list[_Item]:
+    found = (_Item(frozenset(content_words(m.group("item"))), " ".join(m.group("item").split()).lower()) for m in pattern.finditer(text))
+    return [item for item in found if item.words]
+
+
 def exception_conflicts(claim: str, window: Window) -> list[str]:
     """Why the claim includes what `window` excepts, or excepts what it includes (empty when it does neither)."""
     said = _REPLY_NO.sub("", claim)
     if _CLAIM_DENIES.search(said):
         return _excepted_but_included(said, window)
-    included = [words for m in _INCLUSION.finditer(said) if (words := frozenset(content_words(m.group("item"))))]
-    groups = {w: m.group(0).lower() for m in _ALL.finditer(said) for w in _leading_content(m.group("group"))[0]}  # word -> "all water damage"
-    claim_words = set(content_words(said))
-    if not included and not groups:
+    included, listed = _items(_INCLUSION, said), _items(_LISTED, said)
+    groups = _groups(said)
+    if not included and not groups and not listed:
         return []
+    claim_words = set(content_words(said))
     for sentence in STOP_BREAK.split(window.text):
+        named = _items(_EXCEPTION, sentence)
+        # "including X" against anything the sentence excludes; the last item of a list only against an exception by
+        # name ("day passes and the season pass" / "all passes except the season pass")
         excluded = _excluded(sentence)
         for item in included:
-            if any(item <= words for words in excluded):
-                return [f"exception: {' '.join(sorted(item))} is excepted"]
-        named = [words for m in _EXCEPTION.finditer(sentence) if (words := frozenset(content_words(m.group("item"))))]
-        for group in groups:  # ...not where the claim names the excepted part itself ("every day, but closed on Christmas Day")
-            if any(group in words and not (words - set(groups)) & claim_words for words in named):
-                return [f"exception: {groups[group]} but for an exception"]
+            if any(item.words <= words for words in excluded):
+                return [f"exception: {item.shown} is excepted"]
+        for item in listed:
+            if any(item.words == other.words for other in named):
+                return [f"exception: {item.shown} is excepted"]
+        for group, shown in groups.items():  # not where the claim names the excepted part itself ("every day, but closed on Christmas Day")
+            if any(group in other.words and not (other.words - set(groups)) & claim_words for other in named):
+                return [f"exception: {shown}, but for {next(o.shown for o in named if group in o.words)}"]
     return []
 
 
@@ -74,9 +103,11 @@ def negates_the_exception(claim: str, window: Window) -> bool:
     except damage caused by flooding" -- a negation the evidence words as an exception, which is agreement.  The
     claim must hold a word of the exception that the rest of its sentence lacks ("flood")."""
     said = _REPLY_NO.sub("", claim)
-    if not _NEGATED.search(said) or _EXCEPTION.search(said):
-        return False  # a claim that words the exception too negates something else
-    claim_words = set(content_words(claim))
+    if not _NEGATED.search(said):
+        return False
+    # Not the words of the claim's own "except ..." (it repeats the exception and negates something else); "but not
+    # X" is the negation itself.
+    claim_words = set(content_words(_EXCEPTION.sub(lambda m: m.group(0) if "not" in m.group(0).lower().split() else " ", said)))
     for sentence in STOP_BREAK.split(window.text):
         for match in _EXCEPTION.finditer(sentence):
             rest = set(content_words(sentence[: match.start()] + " " + sentence[match.end() :]))
@@ -85,27 +116,37 @@ def negates_the_exception(claim: str, window: Window) -> bool:
     return False
 
 
+def _groups(text: str) -> dict[str, str]:
+    """Each word of a group the text says all of, to how it says it: "water" and "damage" -> "all water damage"."""
+    out = {}
+    for match in _ALL.finditer(text):
+        words, shown = _leading_content(match.group("group"))
+        for word in words:
+            out[word] = f"{match.group(0)[: match.start('group') - match.start()]}{shown}".lower()
+    return out
+
+
 def _excluded(sentence: str) -> list[frozenset[str]]:
     """The word sets the sentence excludes: after an exception, under a negation, said to be excluded."""
-    out = [frozenset(content_words(m.group("item"))) for pattern in (_EXCEPTION, _NEGATED, _SAID_EXCLUDED) for m in pattern.finditer(sentence)]
-    return [words for words in out if words]
+    return [item.words for pattern in (_EXCEPTION, _NEGATED, _SAID_EXCLUDED) for item in _items(pattern, sentence)]
 
 
 def _excepted_but_included(claim: str, window: Window) -> list[str]:
     """A claim excepting X ("all passes except the season pass") where the evidence includes X by name, or says all
     of X's group with no exception or negation at all."""
-    excepted = [words for m in _EXCEPTION.finditer(claim) if (words := frozenset(content_words(m.group("item"))))]
+    excepted = _items(_EXCEPTION, claim)
     if not excepted or _NEGATED.search(claim.replace("but not", "")):
         return []
     for sentence in STOP_BREAK.split(window.text):
-        included = [frozenset(content_words(m.group("item"))) for m in _INCLUSION.finditer(sentence)]
+        included = _items(_INCLUSION, sentence)
         plain = not _CLAIM_DENIES.search(sentence)
-        groups = {w for m in _ALL.finditer(sentence) for w in _leading_content(m.group("group"))[0]} if plain else set()
+        groups = _groups(sentence) if plain else {}
         for item in excepted:
-            if any(item <= words for words in included if words) and not any(item <= words for words in _excluded(sentence)):
-                return [f"exception: {' '.join(sorted(item))} is included"]
-            if item & groups:
-                return [f"exception: all {' '.join(sorted(item & groups))}"]
+            if any(item.words <= other.words for other in included) and not any(item.words <= words for words in _excluded(sentence)):
+                return [f"exception: {item.shown} is included"]
+            said_of_all = next((groups[w] for w in item.words if w in groups), None)
+            if said_of_all:
+                return [f"exception: {said_of_all}, {item.shown} included"]
     return []
 
 

@@ -46,8 +46,10 @@ _REPLY = re.compile(r"(?:(?:yes|no|sure|indeed|actually|and|but|so|also)\b[,.!�
 _WORD = re.compile(r"[^\W_][\w'’-]*")
 # The pronoun and, for a demonstrative, the verb after it that shows it stands for a noun phrase ("This is" / "This
 # pass costs": a determiner).  "It's" and "they're" are the pronoun and a verb.
-_PRONOUN = re.compile(r"(?:It|They|He|She)(?=['’]s\b|['’]re\b|\s)|(?:This|That|These|Those)(?=['’]s\b|\s+(?:is|was|are|were|has|have|had)\b)")
+_PRONOUN = re.compile(r"(?:It|They|He|She)(?=['’]s\b|['’]re\b|\s)|(?:This|That|These|Those)(?=['’]s\b|\s+(?:is|was|are|were|has|have|had)\b)"
+                      r"|(?:Its|Their|His|Her)(?=\s)")
 _CONTRACTED = {"'s": " is", "’s": " is", "'re": " are", "’re": " are"}
+_POSSESSIVE = frozenset({"Its", "Their", "His", "Her"})  # "Its main telescope ..." = "The observatory's main telescope ..."
 # "It" that stands for nothing: "It is important to ...", "It is not clear whether ...", "It takes 3 days to ...",
 # "It depends on ...".
 _EXPLETIVE = re.compile(r"It(?:['’]s)?\s+(?:(?:[\w'’-]+\s+){0,4}?(?:to|that|whether|if|how)\b|(?:depends|seems|appears|looks|remains|"
@@ -67,8 +69,11 @@ class Subject:
     def resolved(self, checked: str) -> str:
         """The claim's checked text with the subject in the pronoun's place: what alignment and the checks read."""
         rest = checked[self.at + len(self.pronoun) :]
-        ending = self.pronoun[-3:] if self.pronoun[-3:] in _CONTRACTED else self.pronoun[-2:]
-        return f"{checked[: self.at]}{self.text}{_CONTRACTED.get(ending, '')}{rest}"
+        if self.pronoun in _POSSESSIVE:
+            verb = "'" if self.text.endswith("s") else "'s"
+        else:
+            verb = next((v for c, v in _CONTRACTED.items() if self.pronoun.endswith(c)), "")
+        return f"{checked[: self.at]}{self.text}{verb}{rest}"
 
 
 def opening_pronoun(checked: str) -> tuple[str, int] | None:
@@ -108,8 +113,8 @@ def leading_noun_phrase(text: str) -> tuple[int, int] | None:
             plain = all(w.group(0).lower() not in STOPWORDS or (j == 0 and w.group(0).lower() in _DETERMINERS) for j, w in enumerate(words[: i + 1]))
             end = word.end() if i < _MAX_WORDS and plain else None
             break
-    if end is None or not content_words(text[words[0].start() : end]):
-        return None
+    if end is None or not content_words(text[words[0].start() : end]) or any(c in text[words[0].start() : end] for c in "()\"“”[]"):
+        return None  # a bracket or a quote: a title or an aside, no plain noun phrase
     return words[0].start(), end
 
 
