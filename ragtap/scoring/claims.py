@@ -18,6 +18,9 @@ there in part (precision at least `lexical` with cosine at least `similarity_wit
 Rules 2 and 3 need the matched passage to state numbers / names, so that a document that simply never gives
 any (or lost its capitals) does not turn every figure into an alarm.
 
+A claim opening with a pronoun ("It is longer than the Kessel Bridge") carries the subject of the claim before it
+(`Claim.subject`, subjects.py): alignment and the contradiction checks read the claim with it, support does not.
+
 A claim with fewer than `min_content_words` content words ("Yes.", "Here is how:") asserts nothing checkable and
 is not judged.  The thresholds are derived on DelucionQA train (docs/thresholds.md, `ragtap experiment delucionqa`).
 Pure functions: texts and vectors in, typed results out.
