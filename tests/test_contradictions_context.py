@@ -45,6 +45,8 @@ HOTEL = ("All rooms have a kettle and a safe. The hotel has no swimming pool, bu
          "door for free.")
 
 GYM = "Members get free entry to all classes except the spinning class. Towels can be rented for 2 euros."
+FARES = ("There is no charge for children under 5 including infants on a lap. Guide dogs travel free in all carriages, "
+         "including the dining car.")
 LEAGUE = "The Harriers won the league in 2019 with 84 points. Their rivals, the Falcons, finished second with 79 points."
 
 BAD = [
@@ -87,6 +89,9 @@ FAITHFUL = [
     (SCHOOL, "Most of the school's budget came from the local authority; it received no private donations last year."),
     (SCHOOL, "Most of the school's budget came from the local authority, and the rest from parent contributions."),
     (HOTEL, "There is no swimming pool at the hotel, but guests can use the leisure centre next door for free."),
+    # "including X" where the evidence's negation includes X too ("no charge ... including infants")
+    (FARES, "Children under 5 ride free, including infants on a lap."),
+    (FARES, "Guide dogs travel free in every carriage, including the dining car."),
 ]
 
 

@@ -199,9 +199,9 @@ def judge_claim(claim: Claim, vector: np.ndarray | None, evidence: Evidence, thr
     # the evidence holds (its lexical precision, and the coverage of the window its own words align with).
     resolved = _resolved(claim, evidence.index)
     words = content_words(checked)
-    subject = [w for w in content_words(resolved) if w not in words] if resolved != checked else []
-    windows = evidence.index.align(words, subject=subject) if claim.not_judged is None else []
-    own = windows if not subject or not windows else evidence.index.align(words)  # the claim as written
+    subject_words = [w for w in content_words(resolved) if w not in words] if resolved != checked else []
+    windows = evidence.index.align(words, subject=subject_words) if claim.not_judged is None else []
+    own = evidence.index.align(words) if subject_words and windows else windows  # the claim as written
     aligned = windows[0] if windows else None
     own_coverage = own[0].coverage if own else 0.0
     if lexical.missing_numbers:
@@ -223,7 +223,7 @@ def judge_claim(claim: Claim, vector: np.ndarray | None, evidence: Evidence, thr
     # A pronoun claim is checked as written and as read with its subject: the subject's words may tie the claim to the
     # sentence that introduced the subject, which says nothing against it.
     conflicts = (find_conflicts(resolved, windows, evidence.vocabulary) or comparison_conflicts(resolved, [w.text for w in windows[:_COMPARED]])
-                 or (find_conflicts(checked, own, evidence.vocabulary) if own is not windows else ()))
+                 or (find_conflicts(checked, own, evidence.vocabulary) if subject_words else ()))
     if conflicts:
         return result(ClaimOutcome.CONTRADICTED, "contradicted", conflicts)
     states_numbers = any(quantities(w.text) for w in windows[:1]) or (best is not None and bool(quantities(best.text)))

@@ -86,8 +86,9 @@ def exception_conflicts(claim: str, window: Window) -> list[str]:
         # "including X" against anything the sentence excludes; the last item of a list only against an exception by
         # name ("day passes and the season pass" / "all passes except the season pass")
         excluded = _excluded(sentence)
+        also_included = _items(_INCLUSION, sentence)  # "no charge for children under 5 including infants": the same
         for item in included:
-            if any(item.words <= words for words in excluded):
+            if any(item.words <= words for words in excluded) and not any(item.words <= other.words for other in also_included):
                 return [f"exception: {item.shown} is excepted"]
         for item in listed:
             if any(item.words == other.words for other in named):
