@@ -14,7 +14,10 @@ rests on, mismatch by mismatch:
   at most, first / second, always / never, read-only / write-only...), or an order relation with its two events
   swapped ("update the firmware before backing up" where the manual says to back up before updating);
 - **only**: "only X" where the evidence names X with others ("owners and admins"); or the evidence's "only X" with
-  "only" dropped and an alternative added ("at the Harlow Road centre or at any bottle bank").
+  "only" dropped and an alternative added ("at the Harlow Road centre or at any bottle bank");
+- **exceptions** (exceptions.py): "including X" where the evidence excepts or denies X ("all passes except the
+  season pass"), "except X" where it includes X; and a thing the evidence says there is none of ("did not receive
+  any government funding"), affirmed by a claim that takes its other words from elsewhere (no coverage needed).
 
 Every check needs a confident alignment (most of the claim's weighted content in the window), so that a claim that
 merely touches a sentence is never said to contradict it; a claim the evidence does not state at all is left to the
@@ -38,6 +41,7 @@ from ragtap.scoring.lexical import (
     undotted_titles,
     with_long_forms,
 )
+from ragtap.scoring.exceptions import denied_things, exception_conflicts, negates_the_exception
 from ragtap.scoring.polarity import polarity_conflicts
 from ragtap.scoring.quantities import Quantity, agree, changes, contradicting, converted_within, derived, quantities, stated_in
 from ragtap.scoring.sentences import STOP_BREAK
@@ -52,17 +56,32 @@ def find_conflicts(claim: str, windows: Sequence[Window], vocabulary: DocumentVo
     """What the claim's aligned evidence says otherwise; empty when it says nothing against the claim.  When several
     windows align about equally well (a manual states both cases: "ready, proceed" and "not ready, do not
     proceed"), the claim gets the benefit of the doubt: it is contradicted only if every one of them disagrees."""
-    if not windows or windows[0].coverage < MIN_COVERAGE or windows[0].covered < 2:
+    if not windows:
+        return ()
+    return _mismatches(claim, windows, vocabulary) or denied_things(claim, windows)
+
+
+def _mismatches(claim: str, windows: Sequence[Window], vocabulary: DocumentVocabulary) -> tuple[str, ...]:
+    if windows[0].coverage < MIN_COVERAGE or windows[0].covered < 2:
         return ()
     candidates = [w for w in windows if w.coverage >= max(MIN_COVERAGE, windows[0].coverage - TIE)]
     found: tuple[str, ...] = ()
     for rank, window in enumerate(candidates):
-        conflicts = (*_number_conflicts(claim, window), *_name_conflicts(claim, window, vocabulary), *polarity_conflicts(claim, window),
-                     *_exclusive_conflicts(claim, window), *_universal_conflicts(claim, window), *_swapped_words(claim, window))
+        conflicts = (*_number_conflicts(claim, window), *_name_conflicts(claim, window, vocabulary), *_polarity_conflicts(claim, window),
+                     *_exclusive_conflicts(claim, window), *_universal_conflicts(claim, window), *_swapped_words(claim, window),
+                     *exception_conflicts(claim, window))
         if not conflicts:
             return ()
         if rank == 0:
             found = conflicts
+    return found
+
+
+def _polarity_conflicts(claim: str, window: Window) -> list[str]:
+    """polarity.py's, but a negation the evidence words as an exception ("not covered" / "except ...") agrees."""
+    found = polarity_conflicts(claim, window)
+    if "negation" in found and negates_the_exception(claim, window):
+        return [c for c in found if c != "negation"]
     return found
 
 

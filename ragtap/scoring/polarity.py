@@ -95,7 +95,7 @@ _PHRASES = {
 _OPPOSITES_LIST = (
     ("earliest", "latest"), ("at_earliest", "at_latest"), ("first", "second"), ("at_least", "at_most"), ("more_than", "less_than"), ("minimum", "maximum"), ("min", "max"),
     ("more", "less"), ("more", "fewer"), ("higher", "lower"), ("highest", "lowest"), ("larger", "smaller"),
-    ("largest", "smallest"), ("bigger", "smaller"), ("longer", "shorter"), ("older", "younger"), ("oldest", "youngest"),
+    ("largest", "smallest"), ("bigger", "smaller"), ("longer", "shorter"), ("taller", "shorter"), ("older", "younger"), ("oldest", "youngest"),
     ("above", "below"), ("increase", "decrease"), ("increase", "reduce"), ("rise", "fall"), ("raise", "lower"),
     ("gain", "loss"), ("always", "never"), ("always", "sometimes"), ("all", "none"), ("every", "no"),
     ("allow", "prohibit"), ("allow", "forbid"), ("allow", "ban"), ("permit", "prohibit"), ("enable", "disable"),
