@@ -23,6 +23,7 @@ import numpy as np
 from ragtap.pipeline.limits import ScoringLimits, bound
 from ragtap.scoring.claims import Claim, ClaimThresholds, Evidence, judge_claim, judge_short_answer, split_claims, verified
 from ragtap.scoring.metrics import closest_passage, compute_scores
+from ragtap.scoring.order import sequence_conflicts
 from ragtap.scoring.passages import DEFAULT_MAX_WORDS, DEFAULT_QRD_WINDOW_WORDS, Passage, question_windows, split_passages
 from ragtap.scoring.refusal import DEFAULT_REFUSAL_DETECTOR, RefusalDetector
 from ragtap.scoring.verdict import assess
@@ -128,6 +129,7 @@ def _claims(plan: _Plan, vectors: np.ndarray, policy: ScoringPolicy, question: s
         evidence = Evidence.of([*plan.passages, *extra], vectors[plan.passage_rows + [row for _, row in support]], plan.documents, question,
                                documents.index)
     answer = [judge_claim(claim, vector(row), evidence, policy.claims) for claim, row in zip(plan.answer_claims, plan.answer_claim_rows)]
+    answer = sequence_conflicts([c.checked_text for c in plan.answer_claims], answer, documents.index, plan.documents)
     if answer_text and question and all(c.supported is None for c in answer):
         short = judge_short_answer(answer_text, question, documents)
         if short is not None:

@@ -102,11 +102,18 @@ class EvidenceIndex:
         self._weight = {word: math.log(1 + count / len(ids)) for word, ids in postings.items()}
         self._unseen = math.log(1 + max(1, count))  # a claim word no evidence sentence has weighs as the rarest one
 
+    def holds(self, word: str) -> bool:
+        """Some evidence sentence has this content word."""
+        return word in self._postings
+
     def weight(self, word: str) -> float:
         return self._weight.get(word, self._unseen)
 
-    def align(self, words: Sequence[str], limit: int = 3) -> list[Window]:
-        """The best windows for a claim's content words, best first (empty when no sentence shares a word)."""
+    def align(self, words: Sequence[str], limit: int = 3, subject: Sequence[str] = ()) -> list[Window]:
+        """The best windows for a claim's content words, best first (empty when no sentence shares a word).
+        `subject`: the words a pronoun claim says through its subject (subjects.py): among the windows the claim's
+        own words find, they count in coverage and order; they find none of their own -- else the sentence that
+        introduced the subject, which says nothing against the claim, would win over the ones the claim's words point to."""
         weights = {w: self.weight(w) for w in words}
         if not weights or not self.sentences:
             return []
@@ -128,7 +135,13 @@ class EvidenceIndex:
                     if window.coverage > windows[0].coverage + 1e-9:
                         windows.append(window)
         windows.sort(key=lambda w: (-w.coverage, len(w.sentences), w.sentences))
-        return windows[:limit]
+        extra = {w: self.weight(w) for w in subject if w not in weights}
+        if not extra:
+            return windows[:limit]
+        weights |= extra
+        total = sum(weights.values())
+        remeasured = [self._window(w.sentences, weights, total) for w in windows]
+        return sorted(remeasured, key=lambda w: (-w.coverage, len(w.sentences), w.sentences))[:limit]
 
     def _window(self, indexes: tuple[int, ...], weights: dict[str, float], total: float) -> Window:
         first, last = self.sentences[indexes[0]], self.sentences[indexes[-1]]

@@ -18,6 +18,9 @@ there in part (precision at least `lexical` with cosine at least `similarity_wit
 Rules 2 and 3 need the matched passage to state numbers / names, so that a document that simply never gives
 any (or lost its capitals) does not turn every figure into an alarm.
 
+A claim opening with a pronoun ("It is longer than the Kessel Bridge") carries the subject of the claim before it
+(`Claim.subject`, subjects.py): alignment and the contradiction checks read the claim with it, support does not.
+
 A claim with fewer than `min_content_words` content words ("Yes.", "Here is how:") asserts nothing checkable and
 is not judged.  The thresholds are derived on DelucionQA train (docs/thresholds.md, `ragtap experiment delucionqa`).
 Pure functions: texts and vectors in, typed results out.
@@ -40,6 +43,7 @@ from ragtap.scoring.lexical import DocumentVocabulary, LexicalEvidence, content_
 from ragtap.scoring.passages import Passage
 from ragtap.scoring.quantities import MONTH_BEFORE, derived, quantities
 from ragtap.scoring.sentences import sentence_spans
+from ragtap.scoring.subjects import Subject, leading_noun_phrase, opening_pronoun
 from ragtap.types import ClaimOutcome, ClaimSupport
 
 _COMPARED = 3  # windows a comparison's two values are looked for in (each side may have its own sentence)
@@ -83,10 +87,16 @@ class Claim:
     checked: str = ""  # what is checked: the text without its framing (framing.py); "" for the text itself
     not_judged: str | None = None  # why the claim asserts nothing checkable: "framing" (about the answer or the
     # documents, framing.py) or "refusal" (the sentence declines: refusal wording)
+    subject: Subject | None = None  # what its opening pronoun stands for (subjects.py): "It" after "The tower is ..."
 
     @property
     def checked_text(self) -> str:
         return self.checked or self.text
+
+    @property
+    def resolved_text(self) -> str:
+        """What alignment and the contradiction checks read: the checked text with the subject in its pronoun's place."""
+        return self.checked_text if self.subject is None else self.subject.resolved(self.checked_text)
 
 
 _TRAILING_MARKER = re.compile(r"\s+\(?\d{1,3}[.)]$")
@@ -108,7 +118,30 @@ def split_claims(text: str) -> list[Claim]:
             end = trailing.start()
         if start < end:
             claims.append(_framed(text, start, end))
-    return claims
+    return _with_subjects(text, claims)
+
+
+def _with_subjects(text: str, claims: list[Claim]) -> list[Claim]:
+    """Each claim opening with a pronoun given the subject of the judged claim just before it (subjects.py); a
+    pronoun claim after another takes that one's subject."""
+    out: list[Claim] = []
+    for claim in claims:
+        before = out[-1] if out else None
+        pronoun = None if before is None or before.not_judged or claim.not_judged else opening_pronoun(claim.checked_text)
+        subject = None if pronoun is None or before is None else before.subject or _leading_subject(text, before)
+        if subject is not None and pronoun is not None:
+            claim = dataclasses.replace(claim, subject=dataclasses.replace(subject, pronoun=pronoun[0], at=pronoun[1]))
+        out.append(claim)
+    return out
+
+
+def _leading_subject(text: str, claim: Claim) -> Subject | None:
+    """The claim's leading noun phrase as a subject (its pronoun filled in by the claim that takes it)."""
+    offset = claim.start + claim.text.find(claim.checked_text)  # -1: framing cut from its middle, no offsets to give
+    span = leading_noun_phrase(claim.checked_text)
+    if span is None or offset < claim.start:
+        return None
+    return Subject(text[offset + span[0] : offset + span[1]], offset + span[0], offset + span[1], "", 0)
 
 
 def _framed(text: str, start: int, end: int) -> Claim:
@@ -140,6 +173,7 @@ class Evidence:
     vocabulary: DocumentVocabulary
     index: EvidenceIndex
     premise: DocumentVocabulary | None = None  # the question's: numbers and names the user stated (lexical.py)
+    question: str = ""  # its text: a figure may be worked out from the user's numbers ("we have 8 bags" -> "pay for 3")
 
     @classmethod
     def of(cls, passages: Sequence[Passage], vectors: np.ndarray, documents: Sequence[str], question: str | None = None,
@@ -147,7 +181,7 @@ class Evidence:
         """`index`: the documents' sentence index when it was built already (it depends on the documents only)."""
         return cls(tuple(passages), vectors, DocumentVocabulary.of([p.text for p in passages]),
                    index if index is not None else EvidenceIndex(list(enumerate(documents))),
-                   None if not question else DocumentVocabulary.of([question]))
+                   None if not question else DocumentVocabulary.of([question]), question or "")
 
 
 def judge_claim(claim: Claim, vector: np.ndarray | None, evidence: Evidence, thresholds: ClaimThresholds, of: str = "answer") -> ClaimSupport:
@@ -162,25 +196,35 @@ def judge_claim(claim: Claim, vector: np.ndarray | None, evidence: Evidence, thr
         best, similarity = evidence.passages[index], float(sims[index])
         document = None if best.document < 0 else best.document
         passage_start, passage_end = (None, None) if best.document < 0 else (best.start, best.end)
+    # The pronoun's subject counts for alignment and the checks, not for support: how much of the claim's own words
+    # the evidence holds (its lexical precision, and the coverage of the window its own words align with).
+    resolved = _resolved(claim, evidence.index)
     words = content_words(checked)
-    windows = evidence.index.align(words) if claim.not_judged is None else []
+    subject_words = [w for w in content_words(resolved) if w not in words] if resolved != checked else []
+    windows = evidence.index.align(words, subject=subject_words) if claim.not_judged is None else []
+    own = evidence.index.align(words) if subject_words and windows else windows  # the claim as written
     aligned = windows[0] if windows else None
+    own_coverage = own[0].coverage if own else 0.0
     if lexical.missing_numbers:
-        lexical = _without_derived(checked, lexical, windows, best)
+        lexical = _without_derived(checked, lexical, windows, best, evidence.question)
 
     def result(outcome: ClaimOutcome, reason: str, conflicts: tuple[str, ...] = ()) -> ClaimSupport:
         return ClaimSupport(
             of, claim.text, claim.start, claim.end, outcome, reason, similarity, document, passage_start, passage_end,
             lexical.precision, lexical.missing_numbers, lexical.missing_names, conflicts,
             None if aligned is None else aligned.document, None if aligned is None else aligned.start, None if aligned is None else aligned.end,
-            None if claim.not_judged is not None else (0.0 if aligned is None else aligned.coverage),
+            None if claim.not_judged is not None else own_coverage,
         )
 
     if claim.not_judged is not None:
         return result(ClaimOutcome.NOT_JUDGED, claim.not_judged)
-    if lexical.content_words < thresholds.min_content_words:
+    # "It was built in 1869." asserts something checkable of its subject: counted with the subject's words.
+    if lexical.content_words < thresholds.min_content_words and (resolved == checked or len(content_words(resolved)) < thresholds.min_content_words):
         return result(ClaimOutcome.NOT_JUDGED, "too_short")
-    conflicts = find_conflicts(checked, windows, evidence.vocabulary, evidence.index) or comparison_conflicts(checked, [w.text for w in windows[:_COMPARED]])
+    # A pronoun claim is checked as written and as read with its subject: the subject's words may tie the claim to the
+    # sentence that introduced the subject, which says nothing against it.
+    conflicts = (find_conflicts(resolved, windows, evidence.vocabulary, evidence.index) or comparison_conflicts(resolved, [w.text for w in windows[:_COMPARED]])
+                 or (find_conflicts(checked, own, evidence.vocabulary, evidence.index) if subject_words else ()))
     if conflicts:
         return result(ClaimOutcome.CONTRADICTED, "contradicted", conflicts)
     states_numbers = any(quantities(w.text) for w in windows[:1]) or (best is not None and bool(quantities(best.text)))
@@ -189,14 +233,23 @@ def judge_claim(claim: Claim, vector: np.ndarray | None, evidence: Evidence, thr
     # A missing name counts where the documents write names at all (a lower-cased or OCR'd document lost them).
     if lexical.missing_names and evidence.vocabulary.writes_names:
         return result(ClaimOutcome.NOT_FOUND, "name_missing")
-    supported, reason = decide(lexical.precision, similarity, thresholds, 0.0 if aligned is None else aligned.coverage)
+    supported, reason = decide(lexical.precision, similarity, thresholds, own_coverage)
     return result(ClaimOutcome.of_supported(supported), reason)
 
 
-def _without_derived(claim: str, lexical: LexicalEvidence, windows: Sequence[Window], best: Passage | None) -> LexicalEvidence:
-    """The claim's missing numbers but those it works out from its aligned evidence and itself ("two midterms at 20%
-    each ... together 40%"; "$27,700, twice the $13,850"): a sum, a difference, a ratio is no invented figure."""
-    texts = (claim, *(w.text for w in windows), *(() if best is None else (best.text,)))
+def _resolved(claim: Claim, index: EvidenceIndex) -> str:
+    """The claim as alignment and the checks read it: with its pronoun's subject, when the documents name that subject
+    (a subject they never name, "The author" of a first-person text, would only pull the claim away from its evidence)."""
+    if claim.subject is None or not any(index.holds(w) for w in content_words(claim.subject.text)):
+        return claim.checked_text
+    return claim.resolved_text
+
+
+def _without_derived(claim: str, lexical: LexicalEvidence, windows: Sequence[Window], best: Passage | None, question: str = "") -> LexicalEvidence:
+    """The claim's missing numbers but those it works out from its aligned evidence, itself and the question ("two
+    midterms at 20% each ... together 40%"; "$27,700, twice the $13,850"; "8 bags, the first 5 free: you pay for 3"):
+    a sum, a difference, a ratio is no invented figure."""
+    texts = (claim, *(w.text for w in windows), *(() if best is None else (best.text,)), *((question,) if question else ()))
     worked_out = {q.describe() for q in quantities(claim) if q.describe() in lexical.missing_numbers and derived(q, texts)}
     if not worked_out:
         return lexical

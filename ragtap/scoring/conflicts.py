@@ -14,7 +14,11 @@ rests on, mismatch by mismatch:
 - **polarity** (polarity.py): a negation on one side only, a word whose opposite is on the other side (at least /
   at most, first / second, always / never, read-only / write-only...), or an order relation with its two events
   swapped ("update the firmware before backing up" where the manual says to back up before updating);
-- **only**: "only X" where the evidence names X with others ("owners and admins").
+- **only**: "only X" where the evidence names X with others ("owners and admins"); or the evidence's "only X" with
+  "only" dropped and an alternative added ("at the Harlow Road centre or at any bottle bank");
+- **exceptions** (exceptions.py): "including X" where the evidence excepts or denies X ("all passes except the
+  season pass"), "except X" where it includes X; and a thing the evidence says there is none of ("did not receive
+  any government funding"), affirmed by a claim that takes its other words from elsewhere (no coverage needed).
 
 Every check needs a confident alignment (most of the claim's weighted content in the window), so that a claim that
 merely touches a sentence is never said to contradict it; a claim the evidence does not state at all is left to the
@@ -33,6 +37,7 @@ from ragtap.scoring.lexical import (
     content_words,
     undotted_titles,
 )
+from ragtap.scoring.exceptions import denied_things, exception_conflicts, negates_the_exception
 from ragtap.scoring.names import name_conflicts
 from ragtap.scoring.polarity import polarity_conflicts
 from ragtap.scoring.quantities import Quantity, agree, changes, contradicting, converted_within, derived, quantities, stated_in
@@ -50,17 +55,33 @@ def find_conflicts(claim: str, windows: Sequence[Window], vocabulary: DocumentVo
     windows align about equally well (a manual states both cases: "ready, proceed" and "not ready, do not
     proceed"), the claim gets the benefit of the doubt: it is contradicted only if every one of them disagrees.
     `index`: all the documents' sentences, where a name of the claim is looked up (names.py)."""
-    if not windows or windows[0].coverage < MIN_COVERAGE or windows[0].covered < 2:
+    if not windows:
+        return ()
+    return _mismatches(claim, windows, vocabulary, index) or denied_things(claim, windows)
+
+
+def _mismatches(claim: str, windows: Sequence[Window], vocabulary: DocumentVocabulary,
+                index: EvidenceIndex | None) -> tuple[str, ...]:
+    if windows[0].coverage < MIN_COVERAGE or windows[0].covered < 2:
         return ()
     candidates = [w for w in windows if w.coverage >= max(MIN_COVERAGE, windows[0].coverage - TIE)]
     found: tuple[str, ...] = ()
     for rank, window in enumerate(candidates):
-        conflicts = (*_number_conflicts(claim, window), *name_conflicts(claim, window, vocabulary, index), *polarity_conflicts(claim, window),
-                     *_exclusive_conflicts(claim, window), *_universal_conflicts(claim, window), *_swapped_words(claim, window))
+        conflicts = (*_number_conflicts(claim, window), *name_conflicts(claim, window, vocabulary, index), *_polarity_conflicts(claim, window),
+                     *_exclusive_conflicts(claim, window), *_universal_conflicts(claim, window), *_swapped_words(claim, window),
+                     *exception_conflicts(claim, window))
         if not conflicts:
             return ()
         if rank == 0:
             found = conflicts
+    return found
+
+
+def _polarity_conflicts(claim: str, window: Window) -> list[str]:
+    """polarity.py's, but a negation the evidence words as an exception ("not covered" / "except ...") agrees."""
+    found = polarity_conflicts(claim, window)
+    if "negation" in found and negates_the_exception(claim, window):
+        return [c for c in found if c != "negation"]
     return found
 
 
@@ -73,14 +94,27 @@ _LOCAL = 40  # characters each side of a number that say what it is about ("the 
 
 def _context_of(claim: str, q: Quantity) -> set[str]:
     """The words that say what the claim's quantity counts: those of its own part of the claim (a clause, an item)
-    within `_LOCAL` characters of it, or of the whole stretch around it when its part has no other word.  Never the
-    quantity's own words: "two" must not tie the claim's "two bags" (about economy class) to another sentence's "two
-    bags" (about business class)."""
+    within `_LOCAL` characters of it, or of the whole stretch around it when its part has no other word.  A relative
+    clause's part takes in the part before it, where what it is about stands ("half an hour after the other lifts,
+    which start at 8:30").  Never the quantity's own words: "two" must not tie the claim's "two bags" (about economy
+    class) to another sentence's "two bags" (about business class)."""
     own = set(content_words(q.text))
-    start = max((m.end() for m in _SEGMENT.finditer(claim, 0, q.start)), default=0)
-    end = next((m.start() for m in _SEGMENT.finditer(claim, q.end)), len(claim))
+    start, end = _part_of(claim, q)
     words = set(content_words(_around(claim[start:end], q.start - start, q.end - start))) - own
     return words or set(content_words(_around(claim, q.start, q.end))) - own
+
+
+def _part_of(claim: str, q: Quantity) -> tuple[int, int]:
+    """Where the part of the claim (a clause, an item) holding `q` starts and ends; a relative clause's part starts
+    with the part before it ("the reading room, which opens at 10:00")."""
+    breaks = [m for m in _SEGMENT.finditer(claim, 0, q.start)]
+    start = breaks[-1].end() if breaks else 0
+    if breaks and _RELATIVE.match(claim, start):
+        start = breaks[-2].end() if len(breaks) > 1 else 0
+    return start, next((m.start() for m in _SEGMENT.finditer(claim, q.end)), len(claim))
+
+
+_RELATIVE = re.compile(r"(?:which|who|whom|whose|where)\b", re.IGNORECASE)
 
 
 def _around(text: str, start: int, end: int) -> str:
@@ -214,7 +248,37 @@ def _exclusive_conflicts(claim: str, window: Window) -> list[str]:
             if kept in members and others:
                 out.append(f"only: {kept} vs {kept} and {others[0]}")
                 return out
-    return out
+    return _widened(claim, window)
+
+
+# "only at the Harlow Road centre", "only by a certified installer": what the evidence restricts something to
+_ONLY_TO = re.compile(r"\bonly\s+(?:(?:at|in|to|for|on|by|from|with|through|via)\s+)?(?:the\s+|a\s+|an\s+)?([^\W\d_][\w-]*)", re.IGNORECASE)
+# an alternative the claim adds: "the Harlow Road centre [or to any of the 14 bottle] banks"
+_ALTERNATIVE = re.compile(r"\s(?:or|as\s+well\s+as)\s+(?:(?:at|in|into|to|for|on|onto|by|from|with|through|via)\s+)?(?:any\s+of\s+)?"
+                          r"(?:the\s+|a\s+|an\s+)?(?:\d+\s+)?([^\W\d_][\w-]*)", re.IGNORECASE)
+_RESTRICTED = re.compile(r"\b(?:only|just|exclusively|solely)\b", re.IGNORECASE)
+_ALTERNATIVE_REACH = 60  # characters after the kept word within which the claim adds its alternative
+
+
+def _widened(claim: str, window: Window) -> list[str]:
+    """The converse of "only X": the evidence restricts something to X ("accepted only at the Harlow Road Recycling
+    Centre") and the claim, without "only", offers X or something the sentence does not name ("at the Harlow Road
+    Recycling Centre or at any of the 14 bottle banks")."""
+    if _RESTRICTED.search(claim):
+        return []
+    lowered = claim.lower()
+    for sentence in STOP_BREAK.split(window.text):
+        said = {stem(w) for w in content_words(sentence)}
+        for match in _ONLY_TO.finditer(sentence):
+            kept = match.group(1).lower()
+            at = re.search(rf"\b{re.escape(kept)}\b", lowered)
+            if at is None or stem(kept) in STOPWORDS:
+                continue
+            for alternative in _ALTERNATIVE.finditer(lowered, at.end(), at.end() + _ALTERNATIVE_REACH):
+                other = alternative.group(1)
+                if stem(other) not in said and other not in STOPWORDS:
+                    return [f"only: {kept} vs {kept} or {other}"]
+    return []
 
 
 _ALL = re.compile(r"\b(?:all|every|each)\s+(?:of\s+)?(?:the\s+|your\s+|their\s+|its\s+)?([^\W\d_][\w-]*)", re.IGNORECASE)
@@ -246,16 +310,26 @@ def _number_conflicts(claim: str, window: Window) -> list[str]:
     evidence = quantities(window.text)
     if not own or not evidence:
         return []
-    segments = [(set(content_words(part)), quantities(part)) for part in _SEGMENT.split(window.text) if part.strip()]
+    parts = [part for part in _SEGMENT.split(window.text) if part.strip()]
+    segments = [(set(content_words(part)), quantities(part)) for part in parts]
+    dates = {id(found): _dates(part, found) for part, (_, found) in zip(parts, segments)}
+    claim_dates = _dates(claim, own)
     out = [*_reversed_change(claim, window)]
     for q in own:
         if converted_within(q, own) or derived(q, (claim, window.text), cued=True):
             continue  # the claim's own conversion, or a figure it works out ("two nights cost 280 dollars")
         said_of_q = _words_for(claim, q, own)
-        whole = [(words, found) for words, found in segments if words and words <= said_of_q]  # parts the claim says all of
+        # Numbers dated with another year than the claim gives its number are about another time: "3,100 children in
+        # 2023" is not stated by "up from 3,100 children in 2022"; where all the parts about it are, the numbers of
+        # the claim's year are ("$2.4 million on cycle lanes in 2022 and $3.1 million in 2023": "$2.4 million in 2023").
+        years = frozenset() if q.is_year or (q.slot or "").startswith("day_of_") else claim_dates.get(own.index(q), frozenset())
+        whole = [(words, kept) for words, found in segments if words and words <= said_of_q and (kept := _of_years(found, years, dates))]
         if any(stated_in(q, found, strict=True) for _, found in whole):
             continue  # a part stating it whose every word the claim says of it ("until 9 p.m. on Thursdays")
-        about = _parts_about(claim, q, segments)
+        about_any = _parts_about(claim, q, segments)
+        about = [kept for found in about_any if (kept := _of_years(found, years, dates))]
+        if about_any and not about:
+            about = [kept for _, found in segments if (kept := _of_years(found, years, dates, exactly=True))]
         # ... or that states it otherwise with a word the parts holding most of the claim lack: "For PETG, heat the
         # nozzle to 210 °C" against "heat the nozzle to 210 °C for PLA or 240 °C for PETG"
         held = set().union(*(words for words, found in segments if any(found is part for part in about)))
@@ -268,6 +342,41 @@ def _number_conflicts(claim: str, window: Window) -> list[str]:
         if other is not None and (not stated_in(other, own) or _swapped(claim, q, about, other, own, segments)):
             out.append(f"number: {q.describe()} vs {other.describe()}")
     return out
+
+
+def _dates(text: str, found: tuple[Quantity, ...]) -> dict[int, frozenset[float]]:
+    """The years that date each quantity of `text` (by its index in `found`, the text's quantities): the year right
+    after it ("41 million euros in 2022", "$2.4 million on cycle lanes in 2022"), else the text's years that date no
+    other quantity so ("In the 2022 season the club scored 61 goals").  Years and dates themselves are left out."""
+    years = {i for i, f in enumerate(found) if _a_year(text, f)}
+    attached = {i: i + 1 for i, f in enumerate(found)
+                if i not in years and i + 1 in years and _DATED_BY.fullmatch(text, f.end, found[i + 1].start)}
+    free = frozenset(found[y].value for y in years if y not in attached.values())
+    return {i: frozenset({found[attached[i]].value}) if i in attached else free for i in range(len(found)) if i not in years}
+
+
+_DATED_BY = re.compile(r"\s*(?:[^\W\d_]+\s+){0,3}?(?:in|during)\s+(?:the\s+)?", re.IGNORECASE)
+_YEAR_BEFORE = re.compile(r"\b(?:in|since|by|from|until|during|of|the)\s+$", re.IGNORECASE)
+
+
+def _a_year(text: str, q: Quantity) -> bool:
+    """A year, also where a noun follows it ("the 2022 season", "in 2023 it scored": no year by its slot)."""
+    return q.is_year or (q.decimals == 0 and 1000 <= q.value <= 2100 and not q.ordinal and q.dimension is None
+                         and "," not in q.text and _YEAR_BEFORE.search(text, 0, q.start) is not None)
+
+
+def _of_years(found: tuple[Quantity, ...], years: frozenset[float], dates: dict[int, dict[int, frozenset[float]]],
+              exactly: bool = False) -> tuple[Quantity, ...]:
+    """The quantities of an evidence part not dated with another year than `years` (those the claim dates its
+    number with; all of them when it dates it with none).  `exactly`: only those dated with one of `years`."""
+    if not years:
+        return () if exactly else found
+    of = dates[id(found)]
+    if exactly:
+        return tuple(f for i, f in enumerate(found) if years & of.get(i, frozenset()))
+    if all(not dated or years & dated for dated in of.values()):
+        return found  # the part itself, when it keeps all (`_swapped` compares parts)
+    return tuple(f for i, f in enumerate(found) if i in of and (not of[i] or years & of[i]))  # (not its years)
 
 
 def _words_for(claim: str, q: Quantity, own: tuple[Quantity, ...]) -> set[str]:

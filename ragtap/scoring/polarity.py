@@ -7,9 +7,13 @@
   two members of a closed class (months, weekdays, colours, how often: "monthly"/"daily") or by a negating prefix
   ("unclear" / "clear").  The pair must qualify the same thing: a shared word or number a few terms from each
   ("a [minimum] of 25%" / "a [maximum] of 25%"), in one clause or, where the claim joins two, in the sentence;
-- **order**: the same order relation with its two events swapped ("update the firmware before backing up" where
+- **order** (order.py): the same order relation with its two events swapped ("update the firmware before backing up" where
   the manual says to back up before updating), however each side words it (before, after, prior to, until, a
   fronted "Before ..., ...", "A, then B").
+- **a denied permission**: what one clause says is not possible ("cancellations by phone are not accepted") or
+  forbids ("Glass must not go in the blue bin", "Never use vinegar"), said to be possible by a claim that says "can"
+  or answers "Yes" ("Yes, you can cancel by phone"); a claim that warns against what is forbidden ("it is dangerous
+  to ...") agrees with it.
 A negation and an opposite together cancel out ("not available after 14 days" = "available within 14 days"); "unless"
 reads "if not".
 Clauses are compared only where they share content words (MIN_CLAUSE_OVERLAP), and every evidence clause that
@@ -24,6 +28,7 @@ from dataclasses import dataclass
 
 from ragtap.scoring.alignment import Window
 from ragtap.scoring.lexical import STOPWORDS, content_words
+from ragtap.scoring.order import reversed_order
 from ragtap.scoring.sentences import STOP_BREAK
 from ragtap.scoring.words import MONTHS, WEEKDAYS, stem
 
@@ -34,10 +39,11 @@ _NEGATION_WORDS = frozenset(
     "deny denied denies denial fail failed fails failure refusal unwilling reluctant refrain".split()
 )  # as stems (terms are stemmed): "refused to bargain" = "wouldn't bargain"
 # Negation words that negate nothing here: "not only ... but", "no matter", "No," answering a yes/no question, "No. 1",
-# "no later than" / "no more than" (quantifiers: compared as opposites below).
+# "no sooner than".  ("no later than", "no more than", "no fewer than" are quantifiers: _PHRASES joins them, and they
+# are compared as opposites.)
 _NOT_A_NEGATION = re.compile(
-    r"\bnot\s+only\b|\bno\s+matter\b|\bno\s*,|^\s*no\b\s*(?:[.!—–]|-\s)|\bno\.\s*\d|\bno\s+(?:later|earlier|more|less|fewer|sooner|longer)\s+than\b"
-    r"|\bnothing\s+but\b|\bno-|\bnot\s+just\b|\bno\s+doubt\b|\bno\b[^.;]{0,40}\b(?:more|better|greater|bigger|larger)\b[^.;]{0,30}\bthan\b"
+    r"\bnot\s+only\b|\bno\s+matter\b|\bno\s*,|^\s*no\b\s*(?:[.!—–]|-\s)|\bno\.\s*\d|\bno\s+(?:sooner|longer)\s+than\b"
+    r"|\bnothing\s+but\b|\bno-|\bnot\s+just\b|\bno\s+doubt\b|\bno\b(?!\s+more\s+than)[^.;]{0,40}\b(?:more|better|greater|bigger|larger)\b[^.;]{0,30}\bthan\b"
     r"|^\s*not\s+(?:much|really|quite|exactly|necessarily|always|at\s+all)\b\s*(?:[—–,.!:;]|-\s)",  # a reply: "Not much — ..."
     re.IGNORECASE,
 )
@@ -52,6 +58,18 @@ _CESSATION = frozenset(
 # Words that say "hardly any" ("made little headway", "few survived", "barely moved"): a side with one of them is no
 # plain assertion for a negation on the other side to contradict; the two may say the same thing.
 _SCANT = frozenset(stem(w) for w in "little few hardly barely scarcely seldom rarely".split())
+# Words that warn against something ("cruise control can be dangerous in heavy traffic"): a side with one of them says
+# in its way what a prohibition on the other side says ("do not use cruise control in heavy traffic").
+_WARNING = frozenset(stem(w) for w in "dangerous danger unsafe hazardous hazard risky harmful avoid caution careful "
+                     "warning warn".split())
+_NEAR_POSSIBLE = 4  # terms between "can" and what it says is possible ("[glass] jars [can] go", "[can] cancel by [phone]")
+_MODALS = frozenset({"must", "should", "may", "can", "shall"})
+_EXCLUDING = frozenset({"except", stem("excluding"), stem("besides")})
+# A denial of one of these says something is not possible ("debit cards are not accepted", "students of medicine are not
+# eligible"); a claim that says it is possible (_POSSIBLE, or an answer opening with "Yes") asserts what it denies.
+_PERMISSION = frozenset(stem(w) for w in "accepted allowed permitted available eligible possible supported covered refundable "
+                        "refunded valid offered provided compatible recommended suitable".split())
+_POSSIBLE = frozenset(stem(w) for w in "can able allowed permitted possible available eligible accepted welcome".split())
 _SCOPE = 5  # a negation governs the words up to this many tokens after it ("does not [cover water damage]")
 # Clauses.  "except" opens its clause and stays in it ("except for" / "only for" are compared); "unless" is "if not"
 # inside its sentence's clause (`_terms`), so both sides' conditions are compared with what they govern.
@@ -60,7 +78,7 @@ _CLAUSE = re.compile(r"[;:]\s+|(?<=[.!?])\s+|\s+(?:but|while|whereas|although|th
 
 # Opposites, by stem.  Multi-word ones are joined with "_" before matching ("at least" -> "at_least").
 _PHRASES = {
-    "at least": "at_least", "at most": "at_most", "no more than": "at_most", "no less than": "at_least", "no later than": "at_latest",
+    "at least": "at_least", "at most": "at_most", "no more than": "at_most", "no less than": "at_least", "no fewer than": "at_least", "no later than": "at_latest",
     "no earlier than": "at_earliest", "more than": "more_than", "less than": "less_than", "fewer than": "less_than",
     "greater than": "more_than", "read-only": "read_only", "write-only": "write_only", "read only": "read_only",
     "write only": "write_only", "turn on": "turn_on", "turn off": "turn_off", "switch on": "turn_on", "switch off": "turn_off",
@@ -77,7 +95,7 @@ _PHRASES = {
 _OPPOSITES_LIST = (
     ("earliest", "latest"), ("at_earliest", "at_latest"), ("first", "second"), ("at_least", "at_most"), ("more_than", "less_than"), ("minimum", "maximum"), ("min", "max"),
     ("more", "less"), ("more", "fewer"), ("higher", "lower"), ("highest", "lowest"), ("larger", "smaller"),
-    ("largest", "smallest"), ("bigger", "smaller"), ("longer", "shorter"), ("older", "younger"), ("oldest", "youngest"),
+    ("largest", "smallest"), ("bigger", "smaller"), ("longer", "shorter"), ("taller", "shorter"), ("older", "younger"), ("oldest", "youngest"),
     ("above", "below"), ("increase", "decrease"), ("increase", "reduce"), ("rise", "fall"), ("raise", "lower"),
     ("gain", "loss"), ("always", "never"), ("always", "sometimes"), ("all", "none"), ("every", "no"),
     ("allow", "prohibit"), ("allow", "forbid"), ("allow", "ban"), ("permit", "prohibit"), ("enable", "disable"),
@@ -101,6 +119,7 @@ _OPPOSITES_LIST = (
     ("vary", "same"), ("vary", "constant"), ("half", "full"), ("partial", "full"), ("partial", "complete"),
     # an exception turned around: "the tax rises except for households on pension credit" / "rises only for them"
     ("except", "only_to"),
+    ("remove", "keep"), ("remove", "stay"), ("optional", "include"),
 )
 
 
@@ -201,6 +220,7 @@ def polarity_conflicts(claim: str, best: Window) -> list[str]:
     evidence_clauses = [e for e in evidence_clauses if e[1]]
     out: list[str] = []
     denials: _Denials | None = None  # computed once, for the first claim clause that needs it
+    warned = bool(_words(claim) & _WARNING)  # the claim warns against something ("opening the lid while boiling is dangerous")
     for clause in _clauses(claim):
         clause_terms = _terms(clause)
         words = _words(clause, clause_terms)
@@ -214,12 +234,20 @@ def polarity_conflicts(claim: str, best: Window) -> list[str]:
             across = _opposite_across_clauses(clause, clause_terms, words, most, sentences)
             if across:
                 out.append(across)
+            elif most >= MIN_CLAUSE_OVERLAP:
+                # or the claim adds a condition of another sentence to what one clause denies ("medicine students
+                # can apply if they meet the income limit" / "income below £40,000. Medicine students are not eligible")
+                denials = denials or _denials([terms for _, _, terms in evidence_clauses])
+                content = _plain_content(clause_terms)
+                denied = _denied_permission(clause_terms, content, denials) if content is not None else None
+                if denied:
+                    out.append(f"negation: {denied}")
             continue
         # Every evidence clause that holds the claim clause as well as the best one must turn it around.
         reasons = []
         for i in (i for i, n in overlap.items() if n == most):
             text, held, terms = evidence_clauses[i]
-            flips, why = _flips(clause, text, clause_terms, terms, words & held, window_terms)
+            flips, why = _flips(clause, text, clause_terms, terms, words & held, window_terms, warned=warned)
             if not flips:
                 break
             reasons.append(why)
@@ -260,6 +288,7 @@ class _Denial:
     scope: list[str]  # its next content words ("not [cover flood damage]")
     subject: frozenset[str]  # its clause's words before it ("tickets bought at the station [cannot be refunded]")
     elliptical: bool  # it opens a clause that follows another ("..., but not on express trains"): that clause's verb
+    prohibited: frozenset[str]  # what a prohibition forbids: a command's object ("Never use [vinegar]"), a modal's subject ("[glass] must not go ...")
 
 
 @dataclass(frozen=True, slots=True)
@@ -281,8 +310,21 @@ def _denials(evidence_clauses: list[list[str]]) -> _Denials:
         subject = frozenset(t for t in terms[:first] if t not in STOPWORDS and len(t) > 1)
         if not scopes:
             plain.update(t for t in terms if t not in STOPWORDS and len(t) > 1)
-        denials.extend(_Denial(scope, subject, not subject and index > 0) for scope in scopes)
+        denials.extend(_Denial(scope, subject, not subject and index > 0, _prohibited(terms, first, subject, scope)) for scope in scopes)
     return _Denials(denials, {t for terms in evidence_clauses for t in _affirmed(terms)}, plain)
+
+
+def _prohibited(terms: list[str], first: int, subject: frozenset[str], scope: list[str]) -> frozenset[str]:
+    """What the clause's negation forbids, when it is a prohibition: the object of a command ("Never use [vinegar]",
+    "Do not open [the lid]"), or the subject of a modal's negation ("[Glass] must not go in the blue bin") -- not one
+    in a relative clause ("a runner who cannot start may defer their entry")."""
+    if not subject and (terms[:1] == ["never"] or terms[:2] == ["do", "not"]):
+        return frozenset(scope[1:])
+    if first >= 2 and terms[first - 1] in _MODALS and terms[first - 2] not in ("who", "which", "that"):
+        head = terms[: first - 1]  # the modal's own subject: after a "that" ("The EEOC says that [pregnancy] should not ...")
+        start = max((i + 1 for i, t in enumerate(head) if t in ("that", "whether", "if", "when")), default=0)
+        return frozenset(t for t in head[start:] if t in subject)
+    return frozenset()
 
 
 def _asserts_the_denied_part(claim_terms: list[str], window: _Denials) -> str | None:
@@ -296,11 +338,12 @@ def _asserts_the_denied_part(claim_terms: list[str], window: _Denials) -> str | 
     bought at the station cannot be refunded" / "tickets bought at the station can be refunded"), or, where the
     negation opens a clause without a verb of its own, what it governs ("allowed on regional trains but not on
     express trains" / "allowed on express trains")."""
-    if not window.denials:
+    claim_content = _plain_content(claim_terms)
+    if claim_content is None or not window.denials:
         return None
-    claim_content = {t for t in claim_terms if t not in STOPWORDS and len(t) > 1}
-    if _negated(claim_terms, set())[0] or claim_content & (_NEGATION_WORDS | _CESSATION):
-        return None
+    permission = _denied_permission(claim_terms, claim_content, window)
+    if permission:
+        return permission
     for denial in window.denials:
         verb = denial.scope[0]
         if verb in claim_content and verb in window.affirmed:
@@ -314,6 +357,41 @@ def _asserts_the_denied_part(claim_terms: list[str], window: _Denials) -> str | 
             if denied:
                 return denied[0]
     return None
+
+
+def _plain_content(terms: list[str]) -> set[str] | None:
+    """A claim's content words, or None when it negates something itself (then it asserts no denied part)."""
+    content = {t for t in terms if t not in STOPWORDS and len(t) > 1}
+    if _negated(terms, set())[0] or content & (_NEGATION_WORDS | _CESSATION | _WARNING):
+        return None
+    return content
+
+
+def _denied_permission(claim_terms: list[str], claim_content: set[str], window: _Denials) -> str | None:
+    """What the window says is not possible, said to be possible: "Yes, you can cancel by phone" against "Members may
+    cancel after the minimum term; cancellations by phone are not accepted" -- a denial of a permission word
+    (accepted, allowed, eligible, available ...) or a prohibition, and a claim that answers "Yes" or says "can" a few
+    words from what it names of the denied clause -- a word the window says nowhere outside a negated clause ("can
+    lead to" far from it is no permission)."""
+    if claim_terms[:1] == ["yes"]:
+        said = claim_content
+    else:
+        said = {t for i, t in enumerate(claim_terms) if t in claim_content
+                and any(w in _POSSIBLE for w in claim_terms[max(0, i - _NEAR_POSSIBLE) : i + _NEAR_POSSIBLE + 1])}
+    if not said or _sets_apart(claim_terms):
+        return None
+    for denial in window.denials:
+        if denial.scope[0] in _PERMISSION or denial.prohibited:
+            about = (denial.subject | set(denial.scope[1:]) if denial.scope[0] in _PERMISSION else denial.prohibited) & said
+            denied = sorted(t for t in about if t not in window.plain)
+            if denied:
+                return denied[0]
+    return None
+
+
+def _sets_apart(terms: list[str]) -> bool:
+    """The claim excludes something itself ("medicines other than controlled ones can be delivered")."""
+    return bool(_EXCLUDING.intersection(terms)) or any(a == "other" and b == "than" for a, b in zip(terms, terms[1:]))
 
 
 def _affirmed(terms: list[str]) -> set[str]:
@@ -333,7 +411,7 @@ def _affirmed(terms: list[str]) -> set[str]:
 
 
 def _flips(claim: str, evidence: str, claim_terms: list[str], evidence_terms: list[str], shared: set[str],
-           window_terms: Sequence[str] = (), *, opposites_only: bool = False) -> tuple[int, str]:
+           window_terms: Sequence[str] = (), *, opposites_only: bool = False, warned: bool = False) -> tuple[int, str]:
     """How the claim clause turns the evidence clause around: (1 when it does, else 0; the reasons).
 
     Opposites first ("decreased" / "increased", "unclear" / "clear").  A negation whose first word is one side of an
@@ -370,11 +448,13 @@ def _flips(claim: str, evidence: str, claim_terms: list[str], evidence_terms: li
     plain_side, negating_side = (evidence_set, claim_set) if claim_negates else (claim_set, evidence_set)
     ceased = bool((plain_side & _CESSATION) - negating_side)  # "removed support for X" = "X is no longer supported"
     scant = bool(plain_side & _SCANT)  # "could make little headway" = "was unable to make much headway"
-    if claim_negates != evidence_negates and not (claim_heads and evidence_heads) and not ceased and not scant:
+    # a warning against what the other side forbids ("dangerous" / "never"; the claim's anywhere in its sentence)
+    warned_against = (bool(plain_side & _WARNING) or (warned and not claim_negates)) and bool({"never", "do"} & negating_side)
+    if claim_negates != evidence_negates and not (claim_heads and evidence_heads) and not ceased and not scant and not warned_against:
         own = claim_heads if claim_negates else []
         if not any(_same_negation(mine, theirs) for mine in own for theirs in _negated(list(window_terms), turned)[0]):
             reasons.append("negation")
-    order = _reversed_order(claim, evidence, shared)
+    order = reversed_order(claim, evidence, shared, _words)
     if order:
         reasons.append(order)
     return (1 if reasons else 0), " + ".join(reasons)
@@ -434,44 +514,3 @@ def _anchors_near(terms: list[str], term: str, shared: set[str], width: int = 5)
     adverb ("never been done before" / "After the launch"), and a pair must qualify the same thing on both sides:
     "[margin] fell" is no opposite of "price [rises]" in the same sentence."""
     return {t for i, t0 in enumerate(terms) if t0 == term for t in terms[max(0, i - width) : i] + terms[i + 1 : i + 1 + width] if t in shared}
-
-
-_DURATION = re.compile(r"\b(?:seconds?|minutes?|hours?|days?|weeks?|months?|years?|decades?|shortly|long|soon|just|moments?)\s+$", re.IGNORECASE)
-_ORDER_CUE = re.compile(r"\b(before|after|prior\s+to|followed\s+by|until)\b|(?:,|\band)\s+(then)\b", re.IGNORECASE)
-_CONDITION = re.compile(r"\b(?:if|when|whenever|unless)\b", re.IGNORECASE)
-
-
-def _event_order(clause: str, shared: set[str]) -> tuple[set[str], set[str]] | None:
-    """(what happens first, what happens later), as the clause's shared words, from the first order word that has
-    shared words on both sides: "A before B" and "Before B, A" -> (A, B); "A after B" and "After B, A" -> (B, A);
-    "A, then B" and "A and then B" -> (A, B) (not "if A, then B": a condition, no order)."""
-    for cue in _ORDER_CUE.finditer(clause):
-        if _DURATION.search(clause, 0, cue.start()):
-            return None  # "about a week before we met, ...": a date given by another event, not two events in order
-        word = (cue.group(1) or cue.group(2)).lower().split()[0]
-        head, tail = clause[: cue.start()], clause[cue.end() :]
-        if word == "then":
-            if _CONDITION.search(head):
-                continue
-            left, right = head, tail
-        elif not _words(head) & shared and "," in tail:  # fronted: "Before updating the software, back up"
-            inner, _, outer = tail.partition(",")
-            left, right = outer, inner  # "Before B, A" reads "A before B"
-        else:
-            left, right = head, tail
-        a, b = _words(left) & shared, _words(right) & shared
-        if a and b:
-            return (a, b) if word in ("before", "prior", "followed", "until", "then") else (b, a)
-    return None
-
-
-def _reversed_order(claim: str, evidence: str, shared: set[str]) -> str | None:
-    """The two events of an order relation swapped: "update, then back up" against "back up before updating"
-    (however each side words it: before, after, prior to, a fronted "Before ..., ...")."""
-    claim_order, evidence_order = _event_order(claim, shared), _event_order(evidence, shared)
-    if claim_order is None or evidence_order is None:
-        return None
-    (c_first, c_later), (e_first, e_later) = claim_order, evidence_order
-    if c_first & e_later and c_later & e_first and not c_first & e_first and not c_later & e_later:
-        return "order: the events are reversed"
-    return None

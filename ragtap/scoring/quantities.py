@@ -127,10 +127,11 @@ class Quantity:
     start: int  # character offsets of the number in the text
     end: int
     loose: bool = False  # "first", or "one" that is likely no count (`_loose_one`): never a *missing* number
+    compound: bool = False  # hyphenated to the noun it counts ("a 7-round tournament"): states counts of that noun only
 
     @property
     def is_year(self) -> bool:
-        return self.slot in (None, "year_date") and self.decimals == 0 and 1000 <= self.value <= 2100 and not self.ordinal
+        return self.slot in (None, "year_date") and self.decimals == 0 and 1000 <= self.value <= 2100 and not self.ordinal and "," not in self.text
 
     def describe(self) -> str:
         if self.slot == "clock" or (self.dimension == "time_of_day" and ":" in self.text):  # "10:30", "10:30 am"
@@ -181,9 +182,12 @@ def quantities(text: str) -> tuple[Quantity, ...]:
         if before.isalpha() or before == "/" or (glued and not _glued_unit(lowered, after_index)):
             continue
         plus = _PLUS.match(lowered, after_index)  # "1,500-plus cadets": at least 1,500 cadets
+        compound = None  # "a 7-round tournament": the count of the noun it is hyphenated to
         if plus is None and after in "/-" and after_index + 1 < len(lowered) and lowered[after_index + 1].isalpha() \
                 and not _glued_unit(lowered, after_index + 1):
-            continue  # "4-door", "3/4-inch": part of a compound word, not a count ("3-year" keeps its unit)
+            compound = _COMPOUND_NOUN.match(lowered, after_index) if after == "-" else None
+            if compound is None or compound.group(1) in _NOT_A_SLOT:
+                continue  # "3/4-inch", "2-for-1": part of a compound word, not a count ("3-year" keeps its unit)
         if plus is not None:
             after_index = plus.end()
         number = match.group("num")
@@ -197,7 +201,8 @@ def quantities(text: str) -> tuple[Quantity, ...]:
         if mult:
             value *= _MULTIPLIERS[mult]
         cursor = match.end("mult") if match.group("mult") and mult else after_index
-        found.append(_with_slot(lowered, value, match.group("cur"), _decimals(number), bool(match.group("ord")), start, cursor))
+        quantity = _with_slot(lowered, value, match.group("cur"), _decimals(number), bool(match.group("ord")), start, cursor)
+        found.append(quantity if compound is None else _counting(quantity, compound.group(1)))
         taken.append((start, cursor))
     for match in _FRACTION.finditer(lowered):  # "about a fifth of the wine": 20% of it
         if any(a <= match.start() < b for a, b in taken):
@@ -216,6 +221,22 @@ def quantities(text: str) -> tuple[Quantity, ...]:
 # out from two prices), as a loose "one".
 _FRACTION = re.compile(r"\b(a|an|one|two|three|four)\s+(half|thirds?|quarters?|fifths?|tenths?)(?=\s+of\b)|\bhalf(?=\s+(?:of\s+)?(?:the|its|their|all)\b)")
 _DENOMINATORS = {"half": 2, "third": 3, "quarter": 4, "fifth": 5, "tenth": 10}
+
+
+# A count hyphenated to the noun it counts: "a 7-round tournament", "a four-door car" (the noun's first word).
+_COMPOUND_NOUN = re.compile(r"-([a-z]{3,})\b")
+# Number words that count in such a compound ("seven-round"); not "one-way", "zero-tolerance", "double-check",
+# "two-thirds" (a share), nor ordinals ("second-hand").
+_COMPOUND_COUNTS = frozenset("two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen sixteen "
+                             "seventeen eighteen nineteen twenty thirty forty fifty sixty seventy eighty ninety".split())
+
+
+def _counting(quantity: Quantity, noun: str) -> Quantity:
+    """A count hyphenated to its noun ("7-round"): it counts that noun; loose, since such compounds are also names of
+    kinds ("a two-way radio", "a 4-door car") that a text may use without counting anything the documents count, so
+    never a *missing* number; it still disagrees with another count of the same noun ("5-round" / "7-round"), and
+    states nothing but a count of that noun (a "26-point lead" is no score of "38-26")."""
+    return dataclasses.replace(quantity, slot=stem(noun), dimension=None, loose=True, compound=True)
 
 
 def _glued_unit(text: str, index: int) -> bool:
@@ -264,13 +285,13 @@ def _with_slot(text: str, value: float, currency: str | None, decimals: int, ord
         if month is not None and decimals == 0 and 1 <= value <= 31:
             slot = "day_of_" + month.group(1)[:3]
     hedged = _HEDGED_HEAD.search(head) is not None
-    if slot is None and decimals == 0 and 1000 <= value <= 2100 and not ordinal:
-        slot = "year_date"
+    if slot is None and decimals == 0 and 1000 <= value <= 2100 and not ordinal and "," not in text[start:end]:
+        slot = "year_date"  # (a year is never written "1,250")
     shown = text[start:end].strip()
     return Quantity(value, slot, dimension, decimals, hedged, ordinal, shown, start, end)
 
 
-_UNIT_STOP = re.compile(r"[,;]|\s[-–—]\s|[–—]")  # a unit follows its number directly
+_UNIT_STOP = re.compile(r"[,;]|\s[-–—]\s|[–—]|^[.!?]\s")  # a unit follows its number directly, in its sentence ("in 2024. Ticket")
 _MONTHS = "|".join((*MONTHS, "jan", "feb", "mar", "apr", "jun", "jul", "aug", "sep", "sept", "oct", "nov", "dec"))
 MONTH_BEFORE = re.compile(rf"\b({_MONTHS})\.?\s+$", re.IGNORECASE)  # a text ending in a month: "March 5", "on October 9."
 _MONTH = re.compile(_MONTHS)
@@ -295,8 +316,12 @@ def _word_numbers(text: str, taken: list[tuple[int, int]]) -> list[Quantity]:
     for match in re.finditer(r"\b(?:a\s+)?([a-z]+(?:-[a-z]+)?)\b", text):
         word = match.group(1)
         parts = word.split("-")
+        compound = None
         if len(parts) == 2 and parts[0] in _WORD_NUMBERS and parts[1] not in _WORD_NUMBERS and _glued_unit(text, match.start(1) + len(parts[0]) + 1):
             word, parts = parts[0], parts[:1]  # "a two-kilometer run": two kilometres, as "a 2-kilometer run"
+        elif len(parts) == 2 and parts[0] in _COMPOUND_COUNTS and parts[1] not in _WORD_NUMBERS and _COMPOUND_NOUN.fullmatch("-" + parts[1]) \
+                and parts[1] not in _NOT_A_SLOT and parts[1].rstrip("s") not in _DENOMINATORS and not any(a <= match.start() < b for a, b in taken):
+            word, compound, parts = parts[0], parts[1], parts[:1]  # "a seven-round tournament", as "a 7-round tournament"
         elif not all(p in _WORD_NUMBERS for p in parts) or any(a <= match.start() < b for a, b in taken):
             continue
         if word in ("second",) and re.match(r"\s+(?:hand|thought|look|opinion|time)", text[match.end():]):
@@ -313,15 +338,19 @@ def _word_numbers(text: str, taken: list[tuple[int, int]]) -> list[Quantity]:
         if parts[-1] == "hundred" and match.group(0).startswith("a "):
             value = 100.0
         quantity = _with_slot(text, value, None, 0, ordinal, match.start(1), end)
-        if word == "first" or (word == "one" and _loose_one(text, match.start(1), quantity)):
-            quantity = dataclasses.replace(quantity, loose=True)
+        if word == "first" or (word == "one" and _loose_one(text, match.start(1), quantity)) \
+                or (ordinal and quantity.slot is None and _FIRST_BEFORE.search(text, 0, match.start(1))):
+            quantity = dataclasses.replace(quantity, loose=True)  # "unit price first and delivery time second": an order
         if word in _MULTIPLES:  # "twice the rate" = 2 times the rate
             quantity = dataclasses.replace(quantity, slot="times", dimension="multiple")
+        if compound is not None:
+            quantity = _counting(quantity, compound)
         out.append(quantity)
     return out
 
 
 _MULTIPLES = frozenset({"twice", "thrice", "double", "triple"})
+_FIRST_BEFORE = re.compile(r"\bfirst\b")
 # "no one", "this one", "the bigger one", "which one": a pronoun after a determiner (and perhaps an adjective).
 _ONE_AS_PRONOUN = re.compile(r"\b(?:the|this|that|which|no|any|every|each|some|other|another|such)\s+(?:[a-z]+\s+)?$")
 
@@ -386,6 +415,8 @@ def agree(claim: Quantity, evidence: Quantity, strict: bool = False) -> bool | N
     children"); the lenient default suits the documents at large, where "the first time" is stated by "the first"."""
     if claim.ordinal != evidence.ordinal:
         return None  # "the first sick passenger" is not a count of passengers
+    if (claim.compound or evidence.compound) and claim.slot != evidence.slot:
+        return None
     if claim.slot == "clock" or evidence.slot == "clock":
         if claim.slot == evidence.slot:
             return math.isclose(claim.value, evidence.value)
@@ -488,6 +519,8 @@ def derived(claim: Quantity, texts: tuple[str, ...], cued: bool = False) -> bool
     others = own + [q for text in texts[1:] for q in quantities(text) if not q.ordinal]
     if claim.ordinal or not others:
         return False
+    if claim.slot == "%" and _CHANGE_WORD.search(texts[0]):  # "from 3,100 to 4,200, a 35% increase": a relative change
+        return any(_close(claim.value, change, claim.decimals, claim.hedged) for change in _relative_changes(others, texts))
     if claim.dimension == "multiple":  # "twice", "three times": a ratio
         return any(_close(claim.value, ratio, claim.decimals, claim.hedged) for ratio in _ratios(others))
     if claim.dimension == "time":  # the time between two times of the day, or two years
@@ -524,6 +557,8 @@ def _derived_as(claim: Quantity, kind: str, own: list[Quantity], others: list[Qu
                   if (q.dimension is None or q.slot in per) and _family(q) != kind and not q.is_year and not q.hedged
                   and q.decimals == 0 and 2 <= q.value <= _COUNT_LIMIT]
         candidates += [n * v for n in counts for v in family]
+    # A multiple the claim itself states times a value: "e-bikes are double the rate, so the first hour is €8" (€4).
+    candidates += [m.value * v for m in own if m.dimension == "multiple" for v in family]
     return any(_close(claim.value, value, claim.decimals, claim.hedged) for value in candidates if value > 0)
 
 
@@ -533,6 +568,21 @@ _WORKED_OUT = re.compile(
     r"lower|earlier|later|bigger|smaller|larger|greater|extra|additional|apart|each|apiece|per|every|both|remaining|rest"
     r"|[a-z]{3,}er\s+than)\b",  # "deeper than Lake Vorn, by 28 metres"
     re.IGNORECASE)
+
+
+_CHANGE_WORD = re.compile(r"\b(?:(?:increas|decreas|ris|grow|fall|drop|declin|jump|gain)\w*|rose|grew|fell|cut|up|down|more|less|fewer|higher|lower)\b",
+                          re.IGNORECASE)
+
+
+def _relative_changes(quantities_: list[Quantity], texts: tuple[str, ...]) -> list[float]:
+    """The change from each value to each other one counting the same thing, in % of the first (not percentages,
+    years, times of the day or dates: "3,100 children to 4,200" is a 35.5% rise).  Where a text tells the change
+    ("from 40 to 50 euros"), only from its first value: that is a 25% rise, never a 20% one."""
+    values = [q for q in quantities_ if q.value > 0 and q.slot != "%" and not q.is_year and q.dimension not in ("time_of_day", "percent")
+              and (q.slot is None or _family(q) is not None)]
+    told = {(before.value, after.value) for text in texts for before, after in changes(text)}
+    return [abs(b.value - a.value) / a.value * 100 for a in values for b in values
+            if a is not b and a.value != b.value and (a.slot == b.slot or a.slot is None or b.slot is None) and (b.value, a.value) not in told]
 
 
 def _ratios(quantities_: list[Quantity]) -> list[float]:

@@ -34,6 +34,7 @@ _IRREGULAR = {
     }.items()
     for past in forms.split()
 }
+IRREGULAR_PAST = frozenset(_IRREGULAR)  # "rose", "led", "taught": a verb, wherever it stands
 
 
 # Cached: a text's words repeat across its claims, windows and documents (a quarter of a million calls for 600
