@@ -112,6 +112,8 @@ ONLY = [
 ]
 
 
+# a "without X" the claim repeats from its evidence describes the thing, it excepts nothing ("including X" is still seen)
+LAKES = "Swimming without a wetsuit is allowed in every lake of the park except Lake Morna, whose water stays below 12 degrees."
 ZOO = "A weekday ticket to the zoo costs 12 dollars. Weekend tickets cost twice as much, and children under 3 go free."
 # opposites of instructions and offers: remove / keep, remove / stay, optional / included
 HEATER = "Remove the protective film from the panel before switching on the heater. Airport transfers are optional and cost 30 euros."
@@ -130,6 +132,8 @@ CHANGES = [
     (MEMBERS, "Ticket prices rose by 25%, from 40 to 50 euros.", True),
     (MEMBERS, "Club membership grew from 1,250 to 1,600, an increase of 35%.", False),
     (MEMBERS, "Ticket prices rose by 20%, from 40 to 50 euros.", False),
+    (LAKES, "Yes, swimming without a wetsuit is allowed in every lake of the park, including Lake Morna.", False),
+    (LAKES, "Yes, you can swim without a wetsuit in every lake of the park except Lake Morna.", True),
     # a multiple the claim states, times a value of the evidence
     (ZOO, "Weekend tickets are double the weekday price, so a weekend ticket costs 24 dollars.", True),
     (ZOO, "Weekend tickets are double the weekday price, so a weekend ticket costs 30 dollars.", False),

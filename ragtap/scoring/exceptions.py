@@ -74,7 +74,7 @@ def _items(pattern: re.Pattern[str], text: str) -> list[_Item]:
 def exception_conflicts(claim: str, window: Window) -> list[str]:
     """Why the claim includes what `window` excepts, or excepts what it includes (empty when it does neither)."""
     said = _REPLY_NO.sub("", claim)
-    if _CLAIM_DENIES.search(said):
+    if _CLAIM_DENIES.search(_without_shared_denials(said, window.text)):
         return _excepted_but_included(said, window)
     included, listed = _items(_INCLUSION, said), _items(_LISTED, said)
     groups = _groups(said)
@@ -97,6 +97,17 @@ def exception_conflicts(claim: str, window: Window) -> list[str]:
             if any(group in other.words and not (other.words - set(groups)) & claim_words for other in named):
                 return [f"exception: {shown}, but for {next(o.shown for o in named if group in o.words)}"]
     return []
+
+
+def _without_shared_denials(claim: str, evidence: str) -> str:
+    """The claim without the "without X" / "no X" it repeats from its evidence ("photography [without flash] is allowed
+    everywhere" / "photography [without flash] is permitted ... except in the Navigation Room"): those describe the
+    thing, they deny nothing the claim adds."""
+    lowered = evidence.lower()
+    return _DENIAL_AND_NEXT.sub(lambda m: " " if m.group(0).lower() in lowered else m.group(0), claim)
+
+
+_DENIAL_AND_NEXT = re.compile(r"\b(?:without|no)\s+[^\W_][\w'’-]*", re.IGNORECASE)  # what describes ("without flash", "no-fee")
 
 
 def negates_the_exception(claim: str, window: Window) -> bool:
