@@ -160,7 +160,7 @@ def _recognise(body: Any, patterns: Sequence[CustomPattern]) -> Recognition:
 def _some_rule_may_match(messages: list[Any], last_user: int, question: str, user_gates: dict[Callable[[str], bool], bool]) -> bool:
     """False when no built-in rule can match: no rule's first gate passes on a text of its place, and no message
     follows the last user message (where tool results would be).  A plain chat is then decided by the few gates
-    alone, without the rules' stages (~40,000 instructions on a 1.3 KB chat request).  The user message's gate
+    alone, without the rules' stages (51,000 -> 23,000 instructions on a 1.3 KB chat request).  The user message's gate
     results are kept in `user_gates` for `_match_rules`."""
     if _ALWAYS_TRY or last_user < len(messages) - 1:
         return True
