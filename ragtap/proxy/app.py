@@ -79,9 +79,10 @@ def request_path(handler: Handler) -> Handler:
       answered), and the body read within `clients.body_timeout_s` (aiohttp keeps it: the handler's
       `request.read()` returns it at once).
     Around the handler rather than as an aiohttp middleware: an application with a middleware runs it and aiohttp's
-    own `_fix_request_current_app` as two more coroutine layers per request, behind a cached build of the chain
-    (an empty one cost ~18,000 instructions per request in the previous round's count); and aiohttp answers `Expect: 100-continue` before it calls
-    the handler, as it did before the middlewares, so the body is read after the go-ahead."""
+    own `_fix_request_current_app` as two more coroutine layers per request, behind a cached build of the chain (an
+    empty one cost ~18,000 instructions per request in the previous round's count); and aiohttp answers
+    `Expect: 100-continue` before it calls the handler, as it did before the middlewares, so the body is read after
+    the go-ahead."""
 
     async def on_request_path(request: web.Request) -> web.StreamResponse:
         started = perf_counter()
@@ -101,7 +102,8 @@ def request_path(handler: Handler) -> Handler:
             except web.HTTPRequestEntityTooLarge:
                 # (the exception keeps the limit only in its text: read it from the settings)
                 limit = request.app[STATE].config.server.max_body_bytes
-                response = openai_error(413, f"ragtap: request body larger than {limit} bytes", type_="invalid_request_error", code="request_too_large")
+                response = openai_error(413, f"ragtap: request body larger than {limit} bytes", type_="invalid_request_error",
+                                        code="request_too_large")
             except web.HTTPException:
                 raise
             except Exception:
@@ -109,7 +111,8 @@ def request_path(handler: Handler) -> Handler:
                 log.exception("unexpected error handling %s %s", request.method, request.path)
                 if request.writer.output_size > 0:
                     raise  # part of a response is out already: aiohttp closes the connection
-                response = openai_error(500, "ragtap: internal error (see ragtap's log)", type_="server_error", code="ragtap_internal_error")
+                response = openai_error(500, "ragtap: internal error (see ragtap's log)", type_="server_error",
+                                        code="ragtap_internal_error")
             code = ragtap_error_code(response)
             if code is not None and request.path in _MESSAGES_ROUTES and isinstance(response, web.Response):
                 response = in_anthropic_shape(response)

@@ -147,7 +147,7 @@ def _recognise(body: Any, patterns: Sequence[CustomPattern]) -> Recognition:
             return _found(body, found, strip, "custom_pattern")
 
     if question:
-        user_gates: dict[Callable[[str], bool], bool] = {}
+        user_gates: GateResults = {}
         if _some_rule_may_match(messages, last_user, question, user_gates):
             found = _match_rules(messages, last_user, question, user_gates)
             if found is not None:
@@ -157,7 +157,10 @@ def _recognise(body: Any, patterns: Sequence[CustomPattern]) -> Recognition:
     return _not_rag(strip, fallback)
 
 
-def _some_rule_may_match(messages: list[Any], last_user: int, question: str, user_gates: dict[Callable[[str], bool], bool]) -> bool:
+GateResults = dict[Callable[[str], bool], bool]  # a text's gate -> whether it passed
+
+
+def _some_rule_may_match(messages: list[Any], last_user: int, question: str, user_gates: GateResults) -> bool:
     """False when no built-in rule can match: no rule's first gate passes on a text of its place, and no message
     follows the last user message (where tool results would be).  A plain chat is then decided by the few gates
     alone, without the rules' stages (51,000 -> 23,000 instructions on a 1.3 KB chat request).  The user message's gate
@@ -176,13 +179,13 @@ def _some_rule_may_match(messages: list[Any], last_user: int, question: str, use
     return False
 
 
-def _match_rules(messages: list[Any], last_user: int, question: str, user_gates: dict[Callable[[str], bool], bool]) -> RagContext | None:
+def _match_rules(messages: list[Any], last_user: int, question: str, user_gates: GateResults) -> RagContext | None:
     """Try the built-in rules in registry order (grouped into runs of one place, see `_stages`).  Each gate runs
     at most once per text, and a run is skipped for a text when none of its rules' first gates passes: a plain
     chat costs a handful of substring scans, not one per rule.  `user_gates`: the user message's gate results
     known already."""
     systems: list[str] | None = None
-    passed: dict[int, dict[Callable[[str], bool], bool]] = {-1: user_gates}  # text slot (-1: the user message) -> gate results
+    passed: dict[int, GateResults] = {-1: user_gates}  # text slot (-1: the user message) -> gate results
     for place, stage, firsts in _STAGES:
         if place == "tools":
             if last_user < len(messages) - 1:
