@@ -671,3 +671,39 @@ def test_round_trip(question: str, docs: list[str], which: str) -> None:
     assert r.context is not None, which
     assert r.context.question == question
     assert texts(r) == docs
+
+
+@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(chat=st.lists(messages, min_size=1, max_size=6), fill=st.sampled_from(["", "x" * 40, "<" * 40, "next text: ", "Trip 7. "]))
+def test_the_plain_chat_shortcut_decides_as_the_rules(chat: list[object], fill: str) -> None:
+    """`_some_rule_may_match` lets a request skip the rules only when they would not match it: with the shortcut
+    the rules find what they find without it (the user message's gate results it keeps included)."""
+    from ragtap.recognise import recogniser
+    from ragtap.recognise.text import message_text
+
+    chat = [{**m, "content": fill + m["content"]} if isinstance(m, dict) and isinstance(m.get("content"), str) else m for m in chat]
+    users = [i for i, m in enumerate(chat) if isinstance(m, dict) and m.get("role") == "user"]
+    last_user = users[-1] if users else -1
+    question = message_text(chat[last_user].get("content")) if last_user >= 0 else ""  # type: ignore[union-attr]
+    if not question:
+        return
+    without = recogniser._match_rules(chat, last_user, question, {})
+    kept: dict = {}
+    if recogniser._some_rule_may_match(chat, last_user, question, kept):
+        assert recogniser._match_rules(chat, last_user, question, kept) == without
+    else:
+        assert without is None
+
+
+def test_the_plain_chat_shortcut_keeps_every_rule() -> None:
+    """Every built-in rule's first gate is among the shortcut's (a new rule with a new gate is tried too)."""
+    from ragtap.recognise import recogniser
+    from ragtap.recognise.rules import RULES
+
+    for rule in RULES:
+        if rule.place == "user":
+            assert rule.gates[0] in recogniser._USER_FIRSTS
+        elif rule.place == "system":
+            assert rule.gates[0] in recogniser._SYSTEM_FIRSTS
+        else:
+            assert rule.place == "tools"

@@ -12,8 +12,8 @@ hold every file descriptor (issue 13 #6).  So ragtap watches its connections its
 * **headers** (`header_timeout_s`): the first byte of a request arrived but its headers were not complete that
   long after -> closed.
 * **body** (`body_timeout_s`): the whole body did not arrive within that long after the headers -> the app gets
-  `408 request_timeout` (OpenAI error shape) and the connection is closed.  Enforced by ragtap's middleware
-  (`proxy/app.py`, `request_path`: it reads the body, aiohttp keeps it for the handler).
+  `408 request_timeout` (OpenAI error shape) and the connection is closed.  Enforced by ragtap's request path
+  (`proxy/app.py`, `request_path` around every route: it reads the body, aiohttp keeps it for the handler).
 * **connection limit** (`max_connections`, lowered at start to what the open-files limit allows:
   ragtap/proxy/open_files.py): a new connection over the limit closes the oldest connection that is idle or still
   sending its headers (never one whose request is being answered; the new one itself when every other is busy); so
@@ -101,7 +101,7 @@ class ConnectionWatchdog:
         """Enforce a lower connection limit than configured (what the open-files limit allows)."""
         self.limits = dataclasses.replace(self.limits, max_connections=max_connections)
 
-    # --- what the protocol wrapper and the middleware report ---------------------------------------------------
+    # --- what the protocol wrapper and the request path report ---------------------------------------------------
 
     def opened(self, transport: asyncio.Transport) -> None:
         self._conns[transport] = _Conn(transport, self._now() + self.limits.idle_timeout_s)

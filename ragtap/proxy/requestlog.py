@@ -33,7 +33,7 @@ def log_cancelled(request: web.Request) -> None:
 
 def log_response(request: web.Request, response: web.StreamResponse, started: float, code: str | None) -> None:
     """One INFO line for a request ragtap refused or failed itself (`code`: its error code, `errors.ragtap_error_code`),
-    the DEBUG detail for every one; `started`: `perf_counter()` when the request reached ragtap's middleware
+    the DEBUG detail for every one; `started`: `perf_counter()` when the request reached ragtap's request path
     (`proxy/app.py`)."""
     if code is not None:
         verdict = "failed" if response.status >= 500 else "rejected"

@@ -12,7 +12,7 @@ from urllib.parse import urlsplit
 
 import aiohttp
 import yarl
-from multidict import CIMultiDict, CIMultiDictProxy
+from multidict import CIMultiDict, CIMultiDictProxy, istr
 
 from ragtap.proxy.errors import BadPath, UpstreamUnavailable, openai_error
 
@@ -35,7 +35,7 @@ def _connection_named(headers: Mapping[str, str]) -> frozenset[str]:
     """Header names listed in Connection / Proxy-Connection: hop-by-hop by declaration (RFC 9110 §7.6.1)."""
     named: set[str] = set()
     multi = isinstance(headers, _MULTIDICTS)
-    for key in ("Connection", "Proxy-Connection"):
+    for key in _CONNECTION_HEADERS:
         if key not in headers:  # (most requests have one of the two at most)
             continue
         values = headers.getall(key, []) if multi else [headers.get(key) or ""]  # type: ignore[attr-defined]
@@ -45,14 +45,17 @@ def _connection_named(headers: Mapping[str, str]) -> frozenset[str]:
 
 
 _MULTIDICTS = (CIMultiDict, CIMultiDictProxy)
+# (Header names as `istr`: a case-insensitive multidict looks them up without lower-casing them first, ~10% of a
+# header copy.)
+_CONNECTION_HEADERS = (istr("Connection"), istr("Proxy-Connection"))
 # Headers that are ragtap's own business and must not reach the upstream.
 _RAGTAP_REQUEST_HEADERS = frozenset({"x-ragtap-debug", "x-ragtap-guard"})
 # What is never forwarded upstream; and, when ragtap reads the reply, the app's Accept-Encoding too.
-_NOT_FORWARDED = _HOP_BY_HOP | _REQUEST_ONLY | _RAGTAP_REQUEST_HEADERS
-_NOT_FORWARDED_READ = _NOT_FORWARDED | {"accept-encoding"}
+_NOT_FORWARDED = frozenset(istr(h) for h in _HOP_BY_HOP | _REQUEST_ONLY | _RAGTAP_REQUEST_HEADERS)
+_NOT_FORWARDED_READ = _NOT_FORWARDED | {istr("accept-encoding")}
 # What is never returned to the app; and, when ragtap rewrote the body, what described the upstream's bytes.
-_NOT_RETURNED = _HOP_BY_HOP
-_NOT_RETURNED_REWRITTEN = _HOP_BY_HOP | {"content-encoding", "content-md5", "etag"}
+_NOT_RETURNED = frozenset(istr(h) for h in _HOP_BY_HOP)
+_NOT_RETURNED_REWRITTEN = _NOT_RETURNED | {istr("content-encoding"), istr("content-md5"), istr("etag")}
 
 
 def _copy(headers: Mapping[str, str], dropped: frozenset[str]) -> CIMultiDict[str]:

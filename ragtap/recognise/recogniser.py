@@ -147,20 +147,45 @@ def _recognise(body: Any, patterns: Sequence[CustomPattern]) -> Recognition:
             return _found(body, found, strip, "custom_pattern")
 
     if question:
-        found = _match_rules(messages, last_user, question)
-        if found is not None:
-            return _found(body, found, strip, found.source)
+        user_gates: GateResults = {}
+        if _some_rule_may_match(messages, last_user, question, user_gates):
+            found = _match_rules(messages, last_user, question, user_gates)
+            if found is not None:
+                return _found(body, found, strip, found.source)
     if fallback == "not_rag":
         fallback = "no_context" if question else "no_question"
     return _not_rag(strip, fallback)
 
 
-def _match_rules(messages: list[Any], last_user: int, question: str) -> RagContext | None:
+GateResults = dict[Callable[[str], bool], bool]  # a text's gate -> whether it passed
+
+
+def _some_rule_may_match(messages: list[Any], last_user: int, question: str, user_gates: GateResults) -> bool:
+    """False when no built-in rule can match: no rule's first gate passes on a text of its place, and no message
+    follows the last user message (where tool results would be).  A plain chat is then decided by the few gates
+    alone, without the rules' stages (51,000 -> 23,000 instructions on a 1.3 KB chat request).  The user message's gate
+    results are kept in `user_gates` for `_match_rules`."""
+    if _ALWAYS_TRY or last_user < len(messages) - 1:
+        return True
+    for gate in _USER_FIRSTS:
+        if user_gates.setdefault(gate, gate(question)):
+            return True
+    for m in messages:
+        if isinstance(m, dict) and isinstance(role := m.get("role"), str) and role in _SYSTEM_ROLES:
+            text = rules_text.message_text(m.get("content"))
+            for gate in _SYSTEM_FIRSTS:
+                if gate(text):
+                    return True
+    return False
+
+
+def _match_rules(messages: list[Any], last_user: int, question: str, user_gates: GateResults) -> RagContext | None:
     """Try the built-in rules in registry order (grouped into runs of one place, see `_stages`).  Each gate runs
     at most once per text, and a run is skipped for a text when none of its rules' first gates passes: a plain
-    chat costs a handful of substring scans, not one per rule."""
+    chat costs a handful of substring scans, not one per rule.  `user_gates`: the user message's gate results
+    known already."""
     systems: list[str] | None = None
-    passed: dict[int, dict[Callable[[str], bool], bool]] = {}  # text slot (-1: the user message) -> gate results
+    passed: dict[int, GateResults] = {-1: user_gates}  # text slot (-1: the user message) -> gate results
     for place, stage, firsts in _STAGES:
         if place == "tools":
             if last_user < len(messages) - 1:
@@ -227,6 +252,12 @@ def _stages(rules: tuple[Rule, ...]) -> tuple[Stage, ...]:
 
 
 _STAGES = _stages(RULES)
+# Every rule's first gate, by the place it reads (for `_some_rule_may_match`); a rule of those places without a
+# gate would make every request worth trying.
+_USER_FIRSTS = tuple(dict.fromkeys(rule.gates[0] for rule in RULES if rule.place == "user" and rule.gates))
+_SYSTEM_FIRSTS = tuple(dict.fromkeys(rule.gates[0] for rule in RULES if rule.place == "system" and rule.gates))
+_ALWAYS_TRY = any(not rule.gates for rule in RULES if rule.place in ("user", "system")) or any(
+    rule.place not in ("user", "system", "tools") for rule in RULES)
 
 
 def _found(body: dict[str, Any], context: RagContext, strip: bool, reason: str) -> Recognition:

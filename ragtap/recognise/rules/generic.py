@@ -74,12 +74,19 @@ _CODE_HINTS = ("def ", "class ", "import ", "function ", "#include", "public sta
 _MIN_PASSAGE = 20
 
 
-_STEMS = re.compile(r"ontext|ocument|assage|ource|esult|xcerpt|nippet|nowledge|etrieved|hunk")
+# (Plain substring tests: the alternation as one regex tried a match at every position, ~12-20 us on a 1.3 KB chat
+# message with a colon; ten `in` scans are a third of that.)
+_STEMS = ("ontext", "ocument", "assage", "ource", "esult", "xcerpt", "nippet", "nowledge", "etrieved", "hunk")
 
 
 def generic_gate(text: str) -> bool:
     """Cheap: a colon (every lead-in line ends with one) and one of the nouns' stems (case-free: no capital)."""
-    return ":" in text and _STEMS.search(text) is not None
+    if ":" not in text:
+        return False
+    for stem in _STEMS:
+        if stem in text:
+            return True
+    return False
 
 
 def looks_like_question(text: str) -> str | None:
