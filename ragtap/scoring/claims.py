@@ -38,10 +38,11 @@ import numpy as np
 from ragtap.scoring.alignment import EvidenceIndex, Window
 from ragtap.scoring.comparisons import comparison_conflicts
 from ragtap.scoring.conflicts import find_conflicts
+from ragtap.scoring.derived import derived
 from ragtap.scoring.framing import framing_cut, whole_sentence_framing
 from ragtap.scoring.lexical import DocumentVocabulary, LexicalEvidence, content_words, lexical_evidence, names
 from ragtap.scoring.passages import Passage
-from ragtap.scoring.quantities import MONTH_BEFORE, derived, quantities
+from ragtap.scoring.quantities import MONTH_BEFORE, quantities
 from ragtap.scoring.sentences import sentence_spans
 from ragtap.scoring.subjects import Subject, leading_noun_phrase, opening_pronoun
 from ragtap.types import ClaimOutcome, ClaimSupport

@@ -31,6 +31,7 @@ import re
 from collections.abc import Sequence
 
 from ragtap.scoring.alignment import EvidenceIndex, Window
+from ragtap.scoring.derived import derived
 from ragtap.scoring.lexical import (
     STOPWORDS,
     DocumentVocabulary,
@@ -40,7 +41,7 @@ from ragtap.scoring.lexical import (
 from ragtap.scoring.exceptions import denied_things, exception_conflicts, negates_the_exception
 from ragtap.scoring.names import name_conflicts
 from ragtap.scoring.polarity import polarity_conflicts
-from ragtap.scoring.quantities import Quantity, agree, changes, contradicting, converted_within, derived, quantities, stated_in
+from ragtap.scoring.quantities import Quantity, agree, changes, contradicting, converted_within, quantities, stated_in
 from ragtap.scoring.sentences import STOP_BREAK
 from ragtap.scoring.words import MONTHS, stem
 

@@ -367,7 +367,7 @@ def _loose_one(text: str, start: int, quantity: Quantity) -> bool:
 # ---------------------------------------------------------------------------------------------- comparison
 
 
-def _scale(slot: str) -> float:
+def unit_scale(slot: str) -> float:
     """How much one of `slot` is in its dimension's base unit (the slope of `_to_base`)."""
     if slot == "degf":
         return 5 / 9
@@ -387,7 +387,7 @@ def in_base_unit(quantity: Quantity) -> float:
     return _to_base(quantity.value, quantity.slot) if quantity.slot else quantity.value
 
 
-def _close(claim: float, evidence: float, decimals: int, hedged: bool) -> bool:
+def within_rounding(claim: float, evidence: float, decimals: int, hedged: bool) -> bool:
     """`claim` states `evidence`: equal, or its rounding / truncation at the claim's own precision, or (hedged)
     within 10%."""
     if math.isclose(claim, evidence, rel_tol=1e-9, abs_tol=1e-9):
@@ -431,7 +431,7 @@ def agree(claim: Quantity, evidence: Quantity, strict: bool = False) -> bool | N
         if claim.dimension != evidence.dimension:
             return None
         if claim.slot == evidence.slot:
-            return _close(claim.value, evidence.value, claim.decimals, claim.hedged)
+            return within_rounding(claim.value, evidence.value, claim.decimals, claim.hedged)
         if claim.dimension.startswith("money"):
             return False
         # Another unit of the same dimension: a conversion (5 mph = 8 km/h) agrees within rounding, a mere
@@ -439,17 +439,17 @@ def agree(claim: Quantity, evidence: Quantity, strict: bool = False) -> bool | N
         # Both in the dimension's base unit (affine units included: °F, PM).  Converted figures are rounded by whoever
         # converts them: one step of the claim's last digit (in base units), or 3%.
         claim_base, evidence_base = _to_base(claim.value, claim.slot or ""), _to_base(evidence.value, evidence.slot or "")
-        step = 10.0 ** (-claim.decimals) * _scale(claim.slot or "")
+        step = 10.0 ** (-claim.decimals) * unit_scale(claim.slot or "")
         gap = abs(claim_base - evidence_base)
         return gap <= max(step, 0.03 * abs(evidence_base)) or (claim.hedged and gap <= 0.1 * abs(evidence_base))
     if claim.slot and evidence.slot and claim.slot == evidence.slot:
-        return _close(claim.value, evidence.value, claim.decimals, claim.hedged)
+        return within_rounding(claim.value, evidence.value, claim.decimals, claim.hedged)
     if claim.is_year and evidence.is_year:
         return claim.value == evidence.value
     if strict and claim.slot and evidence.slot and claim.slot != evidence.slot and (claim.dimension or evidence.dimension):
         return None  # "within 6 days" is not stated by "1 in 6 children": a unit against another thing counted
     # One side has no slot (or slots differ): the same value still states it; a different value says nothing.
-    if _close(claim.value, evidence.value, claim.decimals, claim.hedged) and claim.ordinal == evidence.ordinal:
+    if within_rounding(claim.value, evidence.value, claim.decimals, claim.hedged) and claim.ordinal == evidence.ordinal:
         return True
     return None
 
@@ -496,125 +496,6 @@ def converted_within(claim: Quantity, siblings: tuple[Quantity, ...]) -> bool:
         q is not claim and q.dimension == claim.dimension and q.slot != claim.slot and claim.dimension is not None and agree(claim, q) is True
         for q in siblings
     )
-
-
-# ---------------------------------------------------------------------------------------------- derived numbers
-
-_DISTRIBUTIVE = re.compile(r"\b(?:each|apiece|a piece|per|every|both)\b", re.IGNORECASE)
-_PER_UNIT = re.compile(r"\b(?:a|an|per|each|every)\s+(hour|day|week|month|year)\b")  # "£6,000 a year": what a span counts
-_COUNT_LIMIT = 12  # "two midterms at 20% each": a count small enough to multiply a value by
-
-
-def derived(claim: Quantity, texts: tuple[str, ...], cued: bool = False) -> bool:
-    """The claim's quantity is worked out from the quantities of `texts` (texts[0] the claim, then its aligned
-    evidence) rather than stated: a sum or a difference of two values counting the same thing ("15 + 30 minutes:
-    45 minutes in all", 7.4% to 6.1%: "1.3 points lower"), a value times a small count where a text distributes it
-    ("two midterms at 20% each: 40%"), a ratio of two values of the same unit ("$27,700 is twice $13,850"), the
-    hours between two times of the day or the years between two years.  Tight on purpose: same unit only, rounding
-    at the claim's own precision (or its hedge), so that an invented number is still one the evidence does not give.
-    `cued`: sums, differences and products only where the claim says it works a figure out ("in total", "more
-    than", "each") or multiplies by a count of its own ("two nights cost 280 dollars"): a claim that merely states
-    "5 years" for a warranty of 3 (and a battery of 2) is a changed number, not a sum."""
-    own = [q for q in quantities(texts[0]) if q != claim and not q.ordinal]
-    others = own + [q for text in texts[1:] for q in quantities(text) if not q.ordinal]
-    if claim.ordinal or not others:
-        return False
-    if claim.slot == "%" and _CHANGE_WORD.search(texts[0]):  # "from 3,100 to 4,200, a 35% increase": a relative change
-        return any(_close(claim.value, change, claim.decimals, claim.hedged) for change in _relative_changes(others, texts))
-    if claim.dimension == "multiple":  # "twice", "three times": a ratio
-        return any(_close(claim.value, ratio, claim.decimals, claim.hedged) for ratio in _ratios(others))
-    if claim.dimension == "time":  # the time between two times of the day, or two years
-        hours = claim.value * _scale(claim.slot or "") / 3600
-        if any(_close(hours, gap, claim.decimals, claim.hedged) for gap in _gaps(texts)):
-            return True
-        if claim.slot == "year":
-            years = [q.value for q in others if q.is_year]
-            return any(_close(claim.value, abs(a - b), 0, claim.hedged) for a in years for b in years if a != b)
-    if claim.slot == "year_date":  # "founded in 1958, ten years before the 1968 recognition": a year and a span of years
-        spans = [q.value for text in texts[1:] for q in quantities(text) if q.slot == "year" and q.dimension == "time"]  # the evidence's
-        return any(_close(claim.value, year + sign * span, 0, False) for year in (q.value for q in others if q.is_year)
-                   for span in spans for sign in (1, -1))
-    # What the claim's value counts: its unit, or for a bare count ("the remaining 6") what the claim's other values
-    # count ("with 20 panels you need a second string for the remaining 6", the documents allowing 14 a string).
-    kinds = {_family(claim)} if _family(claim) is not None else set()
-    if not kinds and claim.slot is None and claim.decimals == 0:
-        kinds = {kind for q in own if (kind := _family(q)) is not None}
-    return any(_derived_as(claim, kind, own, others, texts, cued) for kind in kinds)
-
-
-def _derived_as(claim: Quantity, kind: str, own: list[Quantity], others: list[Quantity], texts: tuple[str, ...], cued: bool) -> bool:
-    family = [q.value for q in others if _family(q) == kind]
-    candidates: list[float] = []
-    if not cued or _WORKED_OUT.search(texts[0]):
-        candidates += [a + b for i, a in enumerate(family) for b in family[i + 1 :]] + [abs(a - b) for a in family for b in family]
-        if len(family) > 2:
-            candidates.append(sum(family))
-    # A count multiplies a value only where a text distributes it ("20% each", "$30 per night", "both"); a span of
-    # time counts where a value is given per that unit ("£6,000 a year ... over three years": £18,000).
-    per = {unit for text in texts for unit in _PER_UNIT.findall(text.lower())}
-    if per or any(_DISTRIBUTIVE.search(text) for text in texts):
-        counts = [q.value for q in (own if cued and not _WORKED_OUT.search(texts[0]) else others)
-                  if (q.dimension is None or q.slot in per) and _family(q) != kind and not q.is_year and not q.hedged
-                  and q.decimals == 0 and 2 <= q.value <= _COUNT_LIMIT]
-        candidates += [n * v for n in counts for v in family]
-    # A multiple the claim itself states times a value: "e-bikes are double the rate, so the first hour is €8" (€4).
-    candidates += [m.value * v for m in own if m.dimension == "multiple" for v in family]
-    return any(_close(claim.value, value, claim.decimals, claim.hedged) for value in candidates if value > 0)
-
-
-# Words by which a claim says it works a figure out.
-_WORKED_OUT = re.compile(
-    r"\b(?:total|together|combined|in all|altogether|sum|plus|minus|difference|more|less|fewer|longer|shorter|higher|"
-    r"lower|earlier|later|bigger|smaller|larger|greater|extra|additional|apart|each|apiece|per|every|both|remaining|rest"
-    r"|[a-z]{3,}er\s+than)\b",  # "deeper than Lake Vorn, by 28 metres"
-    re.IGNORECASE)
-
-
-_CHANGE_WORD = re.compile(r"\b(?:(?:increas|decreas|ris|grow|fall|drop|declin|jump|gain)\w*|rose|grew|fell|cut|up|down|more|less|fewer|higher|lower)\b",
-                          re.IGNORECASE)
-
-
-def _relative_changes(quantities_: list[Quantity], texts: tuple[str, ...]) -> list[float]:
-    """The change from each value to each other one counting the same thing, in % of the first (not percentages,
-    years, times of the day or dates: "3,100 children to 4,200" is a 35.5% rise).  Where a text tells the change
-    ("from 40 to 50 euros"), only from its first value: that is a 25% rise, never a 20% one."""
-    values = [q for q in quantities_ if q.value > 0 and q.slot != "%" and not q.is_year and q.dimension not in ("time_of_day", "percent")
-              and (q.slot is None or _family(q) is not None)]
-    told = {(before.value, after.value) for text in texts for before, after in changes(text)}
-    return [abs(b.value - a.value) / a.value * 100 for a in values for b in values
-            if a is not b and a.value != b.value and (a.slot == b.slot or a.slot is None or b.slot is None) and (b.value, a.value) not in told]
-
-
-def _ratios(quantities_: list[Quantity]) -> list[float]:
-    """Each larger value over each smaller one of the same unit (not times of the day, dates or other ratios)."""
-    values = [(_family(q), q.value) for q in quantities_ if _family(q) is not None and q.value > 0]
-    return [big / small for unit, big in values for other, small in values if unit == other and big > small]
-
-
-def _family(quantity: Quantity) -> str | None:
-    """What a value must count to be added to, taken from or divided by another: the same unit ("%" and
-    "points" together), or the same counted noun; None for what is not summed (times of the day, dates, years,
-    ratios, temperatures)."""
-    slot = quantity.slot
-    if slot is None or slot in ("clock", "year_date", "degc", "degf") or slot.startswith("day_of_"):
-        return None
-    if quantity.dimension in ("time_of_day", "multiple"):
-        return None
-    return "%" if slot in ("point", "percentag") else slot
-
-
-def _gaps(texts: tuple[str, ...]) -> list[float]:
-    """The hours between times of the day: two that follow each other in one text ("open from 8 a.m. to 10 p.m."),
-    or one of the claim's (texts[0]) and one of the evidence ("1 p.m. is 3 hours before check-in at 4 p.m.").  A bare
-    clock time ("6:30") may be in either half of the day."""
-    times = [[(hour_of_day(q), q.slot == "clock") for q in quantities(text) if q.dimension in ("time_of_day", "clock")] for text in texts]
-    pairs = [pair for found in times for pair in zip(found, found[1:])]
-    pairs += [(a, b) for a in times[0] for found in times[1:] for b in found]
-    out = []
-    for (a, a_bare), (b, b_bare) in pairs:
-        gap = abs(a - b) % 24
-        out.extend((gap % 12, 12 - gap % 12) if a_bare or b_bare else (gap,))
-    return [gap for gap in out if gap > 0]
 
 
 # ---------------------------------------------------------------------------------------------- changes
