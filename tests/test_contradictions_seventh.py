@@ -21,6 +21,10 @@ centre or at any of the bottle banks".
 
 **Opposites of instructions and offers**: remove / keep, remove / stay, optional / included.
 
+**A condition waived**: "covered regardless of how long the property has been unoccupied" / "covered, but not if the
+property has been unoccupied for more than 60 days" (also "no matter", "whatever", against "if", "unless", "only
+when", "provided", "as long as"; at least two of the waived words in the condition).
+
 **A relative change worked out** ("from 3,100 to 4,200, a 35% rise") is no missing number, nor a multiple the claim
 states times a value ("double the weekday price, so 24 dollars"), nor a count worked out with the user's own number
 ("I am bringing 9 shirts" / "the first 5 are free, so you pay for 4"); a wrong one still is.
@@ -114,6 +118,9 @@ ONLY = [
 
 # a "without X" the claim repeats from its evidence describes the thing, it excepts nothing ("including X" is still seen)
 LAKES = "Swimming without a wetsuit is allowed in every lake of the park except Lake Morna, whose water stays below 12 degrees."
+# a condition the evidence sets, waived by the claim ("regardless of", "no matter", "whatever")
+RETURNS = ("Items can be returned within 30 days unless they have been worn. Guest passes are free, but only if the "
+           "member attends with the guest.")
 ZOO = "A weekday ticket to the zoo costs 12 dollars. Weekend tickets cost twice as much, and children under 3 go free."
 # opposites of instructions and offers: remove / keep, remove / stay, optional / included
 HEATER = "Remove the protective film from the panel before switching on the heater. Airport transfers are optional and cost 30 euros."
@@ -134,6 +141,10 @@ CHANGES = [
     (MEMBERS, "Ticket prices rose by 20%, from 40 to 50 euros.", False),
     (LAKES, "Yes, swimming without a wetsuit is allowed in every lake of the park, including Lake Morna.", False),
     (LAKES, "Yes, you can swim without a wetsuit in every lake of the park except Lake Morna.", True),
+    (RETURNS, "Items can be returned within 30 days regardless of whether they have been worn.", False),
+    (RETURNS, "Guest passes are free no matter whether the member attends with the guest.", False),
+    (RETURNS, "You can return items within 30 days, as long as they have not been worn.", True),
+    (RETURNS, "Guest passes are free if the member attends with the guest.", True),
     # a multiple the claim states, times a value of the evidence
     (ZOO, "Weekend tickets are double the weekday price, so a weekend ticket costs 24 dollars.", True),
     (ZOO, "Weekend tickets are double the weekday price, so a weekend ticket costs 30 dollars.", False),

@@ -22,6 +22,9 @@ contradicted.  A claim negating what the evidence words as an exception agrees w
 covered" / "all water damage except damage caused by flooding": `negates_the_exception`, which conflicts.py asks
 before it reports polarity's negation).
 
+A condition the evidence sets ("covered, but not if the property has been unoccupied for more than 60 days"), waived
+by the claim ("covered regardless of how long the property has been unoccupied"), is contradicted too.
+
 Last, `denied_things`: a thing the evidence says there is none of ("did not receive any government funding"),
 affirmed by a claim that may take its other words from another sentence.
 """
@@ -74,6 +77,9 @@ def _items(pattern: re.Pattern[str], text: str) -> list[_Item]:
 def exception_conflicts(claim: str, window: Window) -> list[str]:
     """Why the claim includes what `window` excepts, or excepts what it includes (empty when it does neither)."""
     said = _REPLY_NO.sub("", claim)
+    regardless = _regardless_of_a_condition(said, window)
+    if regardless:
+        return regardless
     if _CLAIM_DENIES.search(_without_shared_denials(said, window.text)):
         return _excepted_but_included(said, window)
     included, listed = _items(_INCLUSION, said), _items(_LISTED, said)
@@ -108,6 +114,28 @@ def _without_shared_denials(claim: str, evidence: str) -> str:
 
 
 _DENIAL_AND_NEXT = re.compile(r"\b(?:without|no)\s+[^\W_][\w'’-]*", re.IGNORECASE)  # what describes ("without flash", "no-fee")
+
+
+# "regardless of how long the property has been unoccupied", "no matter what the weather", "whatever the size"
+_REGARDLESS = re.compile(r"\b(?:regardless\s+of|irrespective\s+of|no\s+matter|whatever)\s+(?P<item>[^,;:.()]*)", re.IGNORECASE)
+# A condition the evidence puts on what it says: "(but not) if the property has been unoccupied for more than 60 days",
+# "unless ...", "(only) if ...", "except when ...", "provided ...", "as long as ..."
+_CONDITION = re.compile(r"\b(?:if|unless|only\s+when|except\s+(?:when|where)|provided(?:\s+that)?|as\s+long\s+as)\s+"
+                        r"(?P<item>[^,;:.()]*)", re.IGNORECASE)
+
+
+def _regardless_of_a_condition(claim: str, window: Window) -> list[str]:
+    """The claim waives a condition its evidence sets: "Yes, escape of water is covered regardless of how long the
+    property has been unoccupied" against "Escape of water is covered, but not if the property has been unoccupied for
+    more than 60 consecutive days".  Most of what the claim says it does not matter (at least two of its words) must
+    be what the evidence's condition is about."""
+    for match in _REGARDLESS.finditer(claim):
+        waived = set(content_words(match.group("item")))
+        for condition in _CONDITION.finditer(window.text):
+            held = waived & set(content_words(condition.group("item")))
+            if len(held) >= 2 and 2 * len(held) >= len(waived):
+                return [f"condition: {' '.join(match.group(0).lower().split())} vs {' '.join(condition.group(0).lower().split())}"]
+    return []
 
 
 def negates_the_exception(claim: str, window: Window) -> bool:
