@@ -109,21 +109,25 @@ class EvidenceIndex:
     def weight(self, word: str) -> float:
         return self._weight.get(word, self._unseen)
 
-    def align(self, words: Sequence[str], limit: int = 3, subject: Sequence[str] = ()) -> list[Window]:
-        """The best windows for a claim's content words, best first (empty when no sentence shares a word).
-        `subject`: the words a pronoun claim says through its subject (subjects.py): among the windows the claim's
-        own words find, they count in coverage and order; they find none of their own -- else the sentence that
-        introduced the subject, which says nothing against the claim, would win over the ones the claim's words point to."""
+    def align(self, words: Sequence[str], limit: int = 3) -> list[Window]:
+        """The best windows for a claim's content words, best first (empty when no sentence shares a word)."""
+        return self.align_with_subject(words, (), limit)[0]
+
+    def align_with_subject(self, words: Sequence[str], subject: Sequence[str], limit: int = 3) -> tuple[list[Window], list[Window]]:
+        """(`align`'s windows; the same candidates measured with `subject`'s words too, best first).  `subject`: the
+        words a pronoun claim says through its subject (subjects.py): among the windows the claim's own words find,
+        they count in coverage and order; they find none of their own -- else the sentence that introduced the
+        subject, which says nothing against the claim, would win over the ones the claim's words point to."""
         weights = {w: self.weight(w) for w in words}
         if not weights or not self.sentences:
-            return []
+            return [], []
         total = sum(weights.values())
         scores: dict[int, float] = {}
         for word, weight in weights.items():
             for index in self._postings.get(word, ()):
                 scores[index] = scores.get(index, 0.0) + weight
         if not scores:
-            return []
+            return [], []
         ranked = sorted(scores, key=lambda i: (-scores[i], i))[: max(limit, 4)]
         windows = [self._window((i,), weights, total) for i in ranked]
         # Two adjacent sentences when the neighbour holds claim words the sentence lacks.
@@ -134,14 +138,15 @@ class EvidenceIndex:
                     window = self._window(pair, weights, total)
                     if window.coverage > windows[0].coverage + 1e-9:
                         windows.append(window)
-        windows.sort(key=lambda w: (-w.coverage, len(w.sentences), w.sentences))
+        windows.sort(key=_best_first)
+        own = windows[:limit]
         extra = {w: self.weight(w) for w in subject if w not in weights}
         if not extra:
-            return windows[:limit]
+            return own, own
         weights |= extra
         total = sum(weights.values())
         remeasured = [self._window(w.sentences, weights, total) for w in windows]
-        return sorted(remeasured, key=lambda w: (-w.coverage, len(w.sentences), w.sentences))[:limit]
+        return own, sorted(remeasured, key=_best_first)[:limit]
 
     def _window(self, indexes: tuple[int, ...], weights: dict[str, float], total: float) -> Window:
         first, last = self.sentences[indexes[0]], self.sentences[indexes[-1]]
@@ -149,3 +154,7 @@ class EvidenceIndex:
         covered = [w for w in weights if w in held]
         text = first.text if len(indexes) == 1 else f"{first.text} {last.text}"
         return Window(first.document, first.start, last.end, text, sum(weights[w] for w in covered) / total, len(covered), indexes)
+
+
+def _best_first(window: Window) -> tuple[float, int, tuple[int, ...]]:
+    return (-window.coverage, len(window.sentences), window.sentences)

@@ -202,8 +202,7 @@ def judge_claim(claim: Claim, vector: np.ndarray | None, evidence: Evidence, thr
     resolved = _resolved(claim, evidence.index)
     words = content_words(checked)
     subject_words = [w for w in content_words(resolved) if w not in words] if resolved != checked else []
-    windows = evidence.index.align(words, subject=subject_words) if claim.not_judged is None else []
-    own = evidence.index.align(words) if subject_words and windows else windows  # the claim as written
+    own, windows = ([], []) if claim.not_judged is not None else evidence.index.align_with_subject(words, subject_words)  # own: as written
     aligned = windows[0] if windows else None
     own_coverage = own[0].coverage if own else 0.0
     if lexical.missing_numbers:
