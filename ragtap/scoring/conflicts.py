@@ -362,8 +362,7 @@ _YEAR_BEFORE = re.compile(r"\b(?:in|since|by|from|until|during|of|the)\s+$", re.
 
 def _a_year(text: str, q: Quantity) -> bool:
     """A year, also where a noun follows it ("the 2022 season", "in 2023 it scored": no year by its slot)."""
-    return q.is_year or (q.decimals == 0 and 1000 <= q.value <= 2100 and not q.ordinal and q.dimension is None
-                         and "," not in q.text and _YEAR_BEFORE.search(text, 0, q.start) is not None)
+    return q.is_year or (q.year_shaped and q.dimension is None and _YEAR_BEFORE.search(text, 0, q.start) is not None)
 
 
 def _of_years(found: tuple[Quantity, ...], years: frozenset[float], dates: dict[int, dict[int, frozenset[float]]],

@@ -130,8 +130,13 @@ class Quantity:
     compound: bool = False  # hyphenated to the noun it counts ("a 7-round tournament"): states counts of that noun only
 
     @property
+    def year_shaped(self) -> bool:
+        """The number itself could be a year, whatever follows it ("2022" of "the 2022 season")."""
+        return _year_shaped(self.value, self.decimals, self.ordinal, self.text)
+
+    @property
     def is_year(self) -> bool:
-        return self.slot in (None, "year_date") and self.decimals == 0 and 1000 <= self.value <= 2100 and not self.ordinal and "," not in self.text
+        return self.slot in (None, "year_date") and self.year_shaped
 
     def describe(self) -> str:
         if self.slot == "clock" or (self.dimension == "time_of_day" and ":" in self.text):  # "10:30", "10:30 am"
@@ -285,10 +290,14 @@ def _with_slot(text: str, value: float, currency: str | None, decimals: int, ord
         if month is not None and decimals == 0 and 1 <= value <= 31:
             slot = "day_of_" + month.group(1)[:3]
     hedged = _HEDGED_HEAD.search(head) is not None
-    if slot is None and decimals == 0 and 1000 <= value <= 2100 and not ordinal and "," not in text[start:end]:
-        slot = "year_date"  # (a year is never written "1,250")
     shown = text[start:end].strip()
+    if slot is None and _year_shaped(value, decimals, ordinal, shown):
+        slot = "year_date"
     return Quantity(value, slot, dimension, decimals, hedged, ordinal, shown, start, end)
+
+
+def _year_shaped(value: float, decimals: int, ordinal: bool, shown: str) -> bool:
+    return decimals == 0 and 1000 <= value <= 2100 and not ordinal and "," not in shown  # (a year is never written "1,250")
 
 
 _UNIT_STOP = re.compile(r"[,;]|\s[-–—]\s|[–—]|^[.!?]\s")  # a unit follows its number directly, in its sentence ("in 2024. Ticket")
