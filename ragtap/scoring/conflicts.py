@@ -43,6 +43,7 @@ from ragtap.scoring.names import name_conflicts
 from ragtap.scoring.polarity import polarity_conflicts
 from ragtap.scoring.quantities import Quantity, agree, changes, contradicting, converted_within, quantities, stated_in
 from ragtap.scoring.sentences import STOP_BREAK
+from ragtap.scoring.substitution import substitution_conflicts
 from ragtap.scoring.words import MONTHS, stem
 
 MIN_COVERAGE = 0.5  # share of the claim's weighted content words the window must hold for any comparison
@@ -70,7 +71,7 @@ def _mismatches(claim: str, windows: Sequence[Window], vocabulary: DocumentVocab
     for rank, window in enumerate(candidates):
         conflicts = (*_number_conflicts(claim, window), *name_conflicts(claim, window, vocabulary, index), *_polarity_conflicts(claim, window),
                      *_exclusive_conflicts(claim, window), *_universal_conflicts(claim, window), *_swapped_words(claim, window),
-                     *exception_conflicts(claim, window))
+                     *exception_conflicts(claim, window), *substitution_conflicts(claim, window, index))
         if not conflicts:
             return ()
         if rank == 0:

@@ -1,0 +1,325 @@
+"""In-slot substitutions: a claim that repeats its evidence sentence but for one word the documents use for another thing.
+
+"Whisk 250 g ricotta, 3 egg whites and 180 ml milk" where the sentence whisks 3 egg yolks (and the next one beats the
+egg whites); "a late opening until 21:00 on Tuesdays" where it is on Thursdays (Tuesday an ordinary opening day);
+"lab sessions are led by Dr. Raman" where "taught by Dr. Raman, with lab sessions led by Mr. Okafor".  Every word of
+such a claim stands in the documents, most of them in its sentence's order, so overlap passes it; the claim mixes two
+facts.  conflicts.py calls `substitution_conflicts` with each aligned window.
+
+The claim's content words are laid against the sentence's (stems, function words and titles left out) and a short
+replaced span found: the words just before it match the words just before the evidence's span, and the words just after
+it those after (or both end there, or both start there).  A faithful paraphrase replaces words too -- a synonym, an
+inflection, "vehicle" for "car" -- so the claim's word must be one the documents use for a *different* thing than the
+evidence's word:
+
+- both members of one closed class (weekdays, months, seasons, meals, times of day, colours, sides, ordinals): never
+  two names of one thing; here one matching word on one side is slot enough, two at least ("take the blue tablet in
+  the morning with [dinner]" / "... with breakfast and the white capsule in the evening with dinner");
+- both names (capitalised inside their sentences) with no word in common;
+- or the documents write the two words in one frame, the same word just before both or just after both ("egg whites"
+  / "egg yolks", "the POST endpoint" / "the GET endpoint", "connect the router" / "connect the modem"): two kinds of one
+  thing, which a writer tells apart.
+
+And the evidence's word is nowhere in the claim (a claim naming both says something else), the claim's word is in the
+documents (a word they lack is the "not found" rules' matter), and the claim holds the rest of the sentence's slot:
+all its other words but one are in the sentence.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from ragtap.scoring.alignment import EvidenceIndex, Window
+from ragtap.scoring.lexical import STOPWORDS, folded, names, undotted_titles
+from ragtap.scoring.sentences import STOP_BREAK
+from ragtap.scoring.words import MONTHS, WEEKDAYS, stem
+
+_TOKEN = re.compile(r"[^\W_]+(?:['’][^\W_]+)?", re.UNICODE)  # lexical's word, so stems agree with content_words
+_TITLES = frozenset("dr mr mrs ms miss prof professor sir dame".split())  # "Dr. Raman" and "Raman" are one name
+_MAX_SPAN = 2  # words replaced, on either side
+_ONE_SIDED = 2  # matching words before (or after) the span when only that side matches: closed classes only
+
+
+def _closed_classes() -> dict[str, int]:
+    groups = (
+        WEEKDAYS,
+        [m for m in MONTHS if m != "may"],  # "may" is a modal verb as often
+        "spring summer autumn fall winter".split(),
+        "breakfast lunch dinner supper brunch".split(),
+        "morning afternoon evening night midnight noon".split(),
+        "red green blue yellow orange white black amber purple grey gray pink brown silver".split(),
+        "left right".split(),
+        "front back rear".split(),
+        "upper lower".split(),
+        "north south east west northern southern eastern western".split(),
+        "first second third fourth fifth sixth seventh eighth ninth tenth last".split(),
+        "top bottom".split(),
+        "inner outer".split(),
+    )
+    table: dict[str, int] = {}
+    for number, group in enumerate(groups):
+        for word in group:
+            table.setdefault(stem(word), number)
+    table.pop(stem("gray"), None)  # grey / gray: one colour spelt two ways
+    return table
+
+
+_CLASS_OF = _closed_classes()
+_SAME_COLOUR = {stem("gray"): stem("grey")}
+
+
+@dataclass(frozen=True, slots=True)
+class _Word:
+    stem: str
+    shown: str  # as written, lower-cased
+
+
+@functools.lru_cache(maxsize=16384)
+def _words(text: str) -> tuple[_Word, ...]:
+    """The content words of `text` in order (content_words' rule: no stopword, digit or one letter), titles left out."""
+    out = []
+    for token in _TOKEN.findall(folded(undotted_titles(text)).lower()):
+        token = token.replace("’", "'")
+        if len(token) > 1 and token not in STOPWORDS and not token.isdigit() and token not in _TITLES:
+            out.append(_Word(_SAME_COLOUR.get(stem(token), stem(token)), token))
+    return tuple(out)
+
+
+def substitution_conflicts(claim: str, window: Window, index: EvidenceIndex | None = None) -> list[str]:
+    """'substituted: C vs E' when the claim puts C, a word the documents use for another thing, in the slot where its
+    evidence sentence has E."""
+    claim_words = _words(claim)
+    if len(claim_words) < 3:
+        return []
+    claim_stems = [w.stem for w in claim_words]
+    claim_set = set(claim_stems)
+    documents = [s.text for s in index.sentences] if index is not None else _sentences(window.text)
+    for sentence in _sentences(window.text):
+        words = _words(sentence)
+        stems = [w.stem for w in words]
+        for slot in _replaced_spans(claim_stems, stems):
+            mine = claim_stems[slot.i : slot.i + slot.length]
+            theirs = stems[slot.j : slot.j + slot.evidence_length]
+            if set(theirs) & claim_set or set(mine) & set(theirs):
+                continue  # the claim names the evidence's word too (or the two spans share one)
+            rest = claim_stems[: slot.i] + claim_stems[slot.i + slot.length :]
+            if sum(w not in stems for w in rest) > 1:
+                continue  # the claim does not follow this sentence closely
+            if _own_place(claim_stems, slot, stems) >= slot.strength:
+                continue  # the claim's word stands in the sentence in a place at least as like the claim's: "ranked
+                # fifth best super middleweight" / "ranked fifth best super middleweight ..., seventh best middleweight"
+            if _listed_together(sentence, words, mine, slot.j, slot.evidence_length):
+                continue  # "check the coolant level and the brake fluid level": the claim took one item of a list
+            kind = _different_things(mine, theirs, claim, sentence, stems, documents)
+            if kind is None or (slot.one_sided and kind != _CLOSED):
+                continue
+            shown_mine = " ".join(w.shown for w in claim_words[slot.i : slot.i + slot.length])
+            shown_theirs = " ".join(w.shown for w in words[slot.j : slot.j + slot.evidence_length])
+            return [f"substituted: {shown_mine} vs {shown_theirs}"]
+    return []
+
+
+@dataclass(frozen=True, slots=True)
+class _Slot:
+    """A span of the claim standing where the evidence sentence has another."""
+
+    i: int  # where it starts among the claim's words
+    j: int  # where the evidence's span starts among the sentence's
+    length: int
+    evidence_length: int
+    strength: int  # matching words around the two (both texts starting or ending there counts as one)
+    one_sided: bool  # only the words on one side match
+
+
+def _replaced_spans(claim: Sequence[str], sentence: Sequence[str]) -> list[_Slot]:
+    """Each short span of the claim that stands where the sentence has other words: the words just before both spans
+    match (or both start their text), and the words just after both match (or both end their text); or, one-sided,
+    `_ONE_SIDED` matching words on one side and spans of one length.  Two-sided ones first."""
+    out = []
+    for i in range(len(claim)):
+        for length in range(1, min(_MAX_SPAN, len(claim) - i) + 1):
+            for j in range(len(sentence)):
+                for evidence_length in range(1, min(_MAX_SPAN, len(sentence) - j) + 1):
+                    before, after = _matching_before(claim, i, sentence, j), _matching_after(claim, i + length, sentence, j + evidence_length)
+                    if before + after == 0:
+                        continue
+                    both_start = i == 0 and j == 0
+                    both_end = i + length == len(claim) and j + evidence_length == len(sentence)
+                    strength = before + after + both_start + both_end
+                    if (before > 0 or both_start) and (after > 0 or both_end):
+                        out.append(_Slot(i, j, length, evidence_length, strength, False))
+                    elif evidence_length == length and max(before, after) >= _ONE_SIDED:
+                        out.append(_Slot(i, j, length, evidence_length, strength, True))
+    return sorted(out, key=lambda slot: slot.one_sided)
+
+
+def _own_place(claim: Sequence[str], slot: _Slot, sentence: Sequence[str]) -> int:
+    """How well the claim's span fits where the sentence itself writes it (0 where it does not)."""
+    span = list(claim[slot.i : slot.i + slot.length])
+    best = 0
+    for k in range(len(sentence) - slot.length + 1):
+        if list(sentence[k : k + slot.length]) != span:
+            continue
+        end = k + slot.length
+        best = max(best, _matching_before(claim, slot.i, sentence, k) + _matching_after(claim, slot.i + slot.length, sentence, end)
+                   + (slot.i == 0 and k == 0) + (slot.i + slot.length == len(claim) and end == len(sentence)))
+    return best
+
+
+def _sentences(text: str) -> list[str]:
+    return STOP_BREAK.split(undotted_titles(text))  # "Dr. Raman" ends no sentence
+
+
+_COORDINATOR = re.compile(r",|&|\b(?:and|or|nor|as well as)\b", re.IGNORECASE)
+
+
+def _listed_together(sentence: str, words: Sequence[_Word], mine: list[str], j: int, evidence_length: int) -> bool:
+    """The claim's span is in the evidence sentence too, a few words from the evidence's span and joined to it by
+    "and", "or" or a comma: the two are items of one list, which share what the rest of the sentence says."""
+    stems = [w.stem for w in words]
+    n = len(mine)
+    for k in range(len(stems) - n + 1):
+        if stems[k : k + n] != mine or abs(k - j) > 4:
+            continue
+        first, second = (words[j + evidence_length - 1], words[k]) if j < k else (words[k + n - 1], words[j])
+        between = _between(sentence, first.shown, second.shown)
+        if between is not None and len(between.split()) <= 4 and _COORDINATOR.search(between):
+            return True
+    return False
+
+
+def _between(sentence: str, first: str, second: str) -> str | None:
+    """The text between the first whole-word `first` and the next `second` after it."""
+    lowered = folded(sentence).lower()
+    start = re.search(rf"\b{re.escape(first)}\b", lowered)
+    if start is None:
+        return None
+    end = re.search(rf"\b{re.escape(second)}\b", lowered[start.end() :])
+    return None if end is None else lowered[start.end() : start.end() + end.start()]
+
+
+def _matching_before(claim: Sequence[str], i: int, sentence: Sequence[str], j: int) -> int:
+    count = 0
+    while i - count > 0 and j - count > 0 and claim[i - count - 1] == sentence[j - count - 1]:
+        count += 1
+    return count
+
+
+def _matching_after(claim: Sequence[str], i: int, sentence: Sequence[str], j: int) -> int:
+    count = 0
+    while i + count < len(claim) and j + count < len(sentence) and claim[i + count] == sentence[j + count]:
+        count += 1
+    return count
+
+
+_CLOSED = "closed class"
+
+
+def _different_things(mine: list[str], theirs: list[str], claim: str, sentence: str, stems: Sequence[str],
+                      documents: Sequence[str]) -> str | None:
+    """What shows the documents use the two spans for two things (None: nothing does, a paraphrase may)."""
+    if not all(any(w in _document_stems(d) for d in documents) for w in mine):
+        return None  # a word the documents lack: the "not found" rules judge it
+    if len(mine) == len(theirs) == 1 and mine[0] in _CLASS_OF and _CLASS_OF[mine[0]] == _CLASS_OF.get(theirs[0]):
+        # Not one end of a range ("from June 26 to November 16"), nor one of two the sentence lists for one
+        # predicate ("ranked seventh by The Ring and eighth by the TBRB").
+        if not _adjacent(stems, mine, theirs) and not _coordinated_after(sentence, _shown(claim, mine), _shown(sentence, theirs)):
+            return _CLOSED
+        return None
+    # Two names of the evidence sentence, the claim's in the other's place: a role swapped inside one sentence ("taught
+    # by Dr. Raman, with lab sessions led by Mr. Okafor" / "lab sessions are led by Dr. Raman").  Names from elsewhere
+    # are names.py's.  The two must fill one kind of slot there (the same preposition before each: "by"), be no parts
+    # of one longer name ("Gov Newsom" / "Governor Gavin Newsom"), nor written together ("Mukalla, Yemen").
+    sentence_names = names(sentence)
+    mine_shown, theirs_shown = _shown(claim, mine), _shown(sentence, theirs)
+    if mine_shown and theirs_shown and all(w in sentence_names and w in names(claim) for w in mine_shown) \
+            and all(w in sentence_names for w in theirs_shown) and not set(mine + theirs) & _CALENDAR \
+            and _preposition_before(sentence, mine_shown[0]) == _preposition_before(sentence, theirs_shown[0]) is not None \
+            and not _one_run(claim, sentence, mine_shown, theirs_shown) and not _written_together(sentence, mine_shown, theirs_shown):
+        return "name"
+    return None
+
+
+_PREPOSITIONS = frozenset(
+    "by in at from to for with of on into onto via under over near after before between against through across within "
+    "during about without toward towards".split()
+)
+_DETERMINERS = frozenset({"a", "an", "the", "his", "her", "its", "their", "our", "my", "your", "this", "that"})
+
+
+def _preposition_before(sentence: str, word: str) -> str | None:
+    """The preposition just before `word`'s first place in `sentence`, passing over the capitalised words of its name,
+    titles and determiners ("by Dr. Raman", "in the Dockside Gallery"); None when another word comes first."""
+    text = undotted_titles(folded(sentence))
+    found = re.search(rf"\b{re.escape(word)}\b", text, re.IGNORECASE)
+    if found is None:
+        return None
+    for before in reversed(re.findall(r"[^\W\d_][\w'’-]*|[^\w\s]", text[: found.start()])):
+        lowered = before.lower()
+        if before[0].isupper() and lowered not in _PREPOSITIONS or lowered in _DETERMINERS or lowered in _TITLES:
+            continue
+        return lowered if lowered in _PREPOSITIONS else None
+    return None
+
+
+_NAME_RUN = re.compile(r"[A-Z][\w'’-]*(?:\s+(?:of\s+|the\s+|de\s+)?[A-Z][\w'’-]*)*")
+
+
+def _one_run(claim: str, sentence: str, mine: list[str], theirs: list[str]) -> bool:
+    """The claim's name and the evidence's are parts of runs of capitalised words that share a word: "Governor Gavin
+    Newsom" / "Gov. Newsom", "Saudi Defense Ministry" / "Saudi Press Agency" (one name told more fully, or two of one
+    family whose shared word the claim keeps)."""
+    def run_of(text: str, word: str) -> set[str]:
+        for match in _NAME_RUN.finditer(undotted_titles(folded(text))):
+            words = {w.lower().rstrip("'’s") for w in match.group(0).split()}
+            if word in {w.lower() for w in match.group(0).split()}:
+                return words - {word} - _TITLES - {"of", "the", "de"}
+        return set()
+
+    return bool(run_of(claim, mine[0]) & run_of(sentence, theirs[0])) or bool(run_of(sentence, mine[0]) & run_of(sentence, theirs[0]))
+
+
+def _coordinated_after(sentence: str, mine: list[str], theirs: list[str]) -> bool:
+    """The sentence names the claim's word after the evidence's, joined to it by "and", "or" or a comma."""
+    text = folded(sentence).lower()
+    first = re.search(rf"\b{re.escape(theirs[0])}\b", text) if theirs else None
+    return first is not None and bool(mine) and re.search(rf"(?:,|\band|\bor)\s+{re.escape(mine[0])}\b", text[first.end() :]) is not None
+
+
+_CALENDAR = frozenset(stem(w) for w in (*WEEKDAYS, *MONTHS))
+
+
+def _adjacent(stems: Sequence[str], mine: list[str], theirs: list[str]) -> bool:
+    """The two spans stand next to each other in the sentence (a range, a pair): "Tuesday to Sunday"."""
+    places = [k for k, w in enumerate(stems) if w in mine]
+    return any(abs(k - m) == 1 for k in places for m, w in enumerate(stems) if w in theirs)
+
+
+_TOGETHER = 3  # words between two names written as one thing: "Egyptian television network CBC"
+_WITHIN = frozenset({"of", "in", "at", "near", "the", "a", "an"})
+
+
+def _written_together(sentence: str, mine: list[str], theirs: list[str]) -> bool:
+    """The two names stand within `_TOGETHER` words of each other with no function word between them but "of", "in",
+    "at" ... (and a comma): one names the other, or a place within it."""
+    for first, second in ((mine[-1], theirs[0]), (theirs[-1], mine[0])):
+        between = _between(sentence, first, second)
+        if between is None:
+            continue
+        gap = re.findall(r"[^\W_][\w'’-]*", between)
+        if len(gap) <= _TOGETHER and all(w in _WITHIN or w not in STOPWORDS for w in gap) and not _COORDINATOR.search(between):
+            return True
+    return False
+
+
+def _shown(text: str, stems: list[str]) -> list[str]:
+    """The words of `text` written with these stems, lower-cased."""
+    return [w.shown for w in _words(text) if w.stem in stems]
+
+
+@functools.lru_cache(maxsize=16384)
+def _document_stems(sentence: str) -> frozenset[str]:
+    return frozenset(w.stem for w in _words(sentence))

@@ -1,0 +1,92 @@
+"""Issue 21: an in-slot substitution, a class of our own, each unfaithful case grounded on the code before.
+
+The claim follows its evidence sentence word for word but for one word or short phrase, replaced by another that the
+documents use for a different thing: the claim mixes two facts.  "Whisk 250 g ricotta, 3 egg whites and 180 ml milk"
+where the sentence whisks 3 egg yolks and the next one beats the egg whites; "a late opening on Tuesdays" where the
+late opening is on Thursdays and Tuesday is an ordinary opening day; "lab sessions are led by Dr. Raman" where the
+sentence has Dr. Raman teach the course and Mr. Okafor lead the labs.  Every word of such a claim is in the documents,
+most of them in the order of one sentence, so word overlap and the other checks pass it.
+
+A faithful paraphrase replaces words too (a synonym, an inflection, "vehicle" for "car", a pronoun), so the word put in
+must be one the documents use for another thing: a member of the same closed class (weekdays, months, colours, meals,
+times of day, sides), a name, or a word the documents write in the frame of the replaced one ("egg whites" / "egg
+yolks") or beside it in one sentence ("the modem ... the router").  Beside each wrong claim stand faithful neighbours
+of the same documents: paraphrases, synonyms, the facts merged or told in another order.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from ragtap.types import Verdict
+
+from test_contradictions import outcomes, score
+
+RECIPE = ("Whisk 250 g ricotta, 3 egg yolks and 180 ml milk until smooth. In a clean bowl, beat the 3 egg whites to stiff "
+          "peaks and fold them gently into the batter. Bake the cake at 180 degrees for 40 minutes.")
+MUSEUM = ("The Navigation Room on the second floor displays the chronometer, while the Dockside Gallery houses the ship "
+          "models. The museum is open Tuesday to Sunday from 10:00 to 17:00, with a late opening until 21:00 on Thursdays.")
+COURSE = ("Organic Chemistry II is taught by Dr. Raman, with lab sessions led by Mr. Okafor. Lectures take place on "
+          "Mondays and Wednesdays in Hall B; the labs run on Fridays in Building C.")
+ROUTER = ("Connect the modem to the wall socket with the grey cable, then connect the router to the modem with the "
+          "yellow cable. The power adapter plugs into the back of the router. The status light turns green once the "
+          "connection is ready.")
+MEDICINE = ("Take the blue tablet in the morning with breakfast and the white capsule in the evening with dinner. Store "
+            "both below 25 degrees and keep them out of the reach of children.")
+CAR = ("Check the coolant level and the brake fluid level when the engine is cold. The brake fluid reservoir is next to "
+       "the battery, and the coolant tank is behind the left headlight. Park the car on level ground first; the vehicle "
+       "must be in Park before you open the bonnet.")
+API = ("Use the GET endpoint to list invoices and the POST endpoint to create a new invoice. Deleted invoices are kept "
+       "in the archive for 90 days, and archived invoices can be restored by an administrator.")
+LEAVE = ("Requests for summer leave must be submitted by the end of March. Requests for the winter holidays are due by "
+         "the end of September, and unused carry-over days expire at the end of June.")
+
+SUBSTITUTIONS = [
+    # a common noun the documents use for another thing, in the frame of the replaced one ("egg whites" / "egg yolks")
+    (RECIPE, "Whisk 250 g ricotta, 3 egg whites and 180 ml milk until smooth.", False),
+    (RECIPE, "Whisk 250 g of ricotta with 3 egg yolks and 180 ml of milk until the mixture is smooth.", True),
+    (RECIPE, "Beat the 3 egg whites to stiff peaks in a clean bowl and gently fold them into the batter.", True),
+    (RECIPE, "Bake the cake at 180 degrees for 40 minutes.", True),
+    # a weekday the documents name elsewhere as something else (an ordinary opening day)
+    (MUSEUM, "There is a late opening until 21:00 on Tuesdays.", False),
+    (MUSEUM, "On Thursdays the museum stays open late, until 21:00.", True),
+    (MUSEUM, "The museum opens Tuesday to Sunday from 10:00 to 17:00 and until 21:00 on Thursdays.", True),
+    # two things of one sentence re-paired
+    (MUSEUM, "The chronometer is displayed in the Dockside Gallery.", False),
+    (MUSEUM, "The chronometer can be seen in the Navigation Room on the second floor.", True),
+    (MUSEUM, "The ship models are in the Dockside Gallery, and the chronometer is in the Navigation Room.", True),
+    # a role swapped inside one sentence
+    (COURSE, "The lab sessions are led by Dr. Raman.", False),
+    (COURSE, "Dr. Raman teaches Organic Chemistry II, and Mr. Okafor leads the lab sessions.", True),
+    (COURSE, "The labs run on Wednesdays in Building C.", False),
+    (COURSE, "Labs are held on Fridays in Building C, and lectures are on Mondays and Wednesdays in Hall B.", True),
+    # a device of the same sentence put in another's place
+    (ROUTER, "The power adapter plugs into the back of the modem.", False),
+    (ROUTER, "Plug the power adapter into the back of the router.", True),
+    (ROUTER, "Connect the router to the modem with the yellow cable, and the modem to the wall socket with the grey one.", True),
+    # a meal, a time of day
+    (MEDICINE, "Take the blue tablet in the morning with dinner.", False),
+    (MEDICINE, "Take the blue tablet in the evening with dinner.", False),
+    (MEDICINE, "The blue tablet is taken in the morning with breakfast, and the white capsule in the evening with dinner.", True),
+    # a part of the car the documents name elsewhere; "vehicle" for "car" is a synonym, not another thing
+    (CAR, "The coolant reservoir is next to the battery.", False),
+    (CAR, "The brake fluid reservoir sits next to the battery.", True),
+    (CAR, "Park the vehicle on level ground first.", True),
+    (CAR, "Check the brake fluid level when the engine is cold.", True),
+    # an API's method
+    (API, "Use the POST endpoint to list invoices.", False),
+    (API, "Invoices are listed with the GET endpoint, and new ones are created with the POST endpoint.", True),
+    (API, "Deleted invoices stay in the archive for 90 days and an administrator can restore them.", True),
+    # a month
+    (LEAVE, "Unused carry-over days expire at the end of March.", False),
+    (LEAVE, "Any unused carry-over days run out at the end of June.", True),
+    (LEAVE, "Summer leave must be requested by the end of March, and winter holiday requests by the end of September.", True),
+]
+
+
+@pytest.mark.parametrize("document,answer,faithful", SUBSTITUTIONS)
+def test_an_in_slot_substitution_is_contradicted(embedder, document: str, answer: str, faithful: bool) -> None:
+    result = score(embedder, document, answer)
+    assert (result.verdict is Verdict.GROUNDED) == faithful, (result.verdict, outcomes(result))
+    if not faithful:
+        assert len(result.contradicted_claims) == 1, outcomes(result)
