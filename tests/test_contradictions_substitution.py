@@ -36,8 +36,8 @@ MEDICINE = ("Take the blue tablet in the morning with breakfast and the white ca
 CAR = ("Check the coolant level and the brake fluid level when the engine is cold. The brake fluid reservoir is next to "
        "the battery, and the coolant tank is behind the left headlight. Park the car on level ground first; the vehicle "
        "must be in Park before you open the bonnet.")
-API = ("Use the GET endpoint to list invoices and the POST endpoint to create a new invoice. Deleted invoices are kept "
-       "in the archive for 90 days, and archived invoices can be restored by an administrator.")
+API = ("The search endpoint returns a list of invoices and the upload endpoint accepts a new invoice. Deleted invoices "
+       "are kept in the archive for 90 days, and archived invoices can be restored by an administrator.")
 LEAVE = ("Requests for summer leave must be submitted by the end of March. Requests for the winter holidays are due by "
          "the end of September, and unused carry-over days expire at the end of June.")
 
@@ -74,8 +74,8 @@ SUBSTITUTIONS = [
     (CAR, "Park the vehicle on level ground first.", True),
     (CAR, "Check the brake fluid level when the engine is cold.", True),
     # an API's method
-    (API, "Use the POST endpoint to list invoices.", False),
-    (API, "Invoices are listed with the GET endpoint, and new ones are created with the POST endpoint.", True),
+    (API, "The upload endpoint returns a list of invoices.", False),
+    (API, "Invoices are listed by the search endpoint, and new ones are sent to the upload endpoint.", True),
     (API, "Deleted invoices stay in the archive for 90 days and an administrator can restore them.", True),
     # a month
     (LEAVE, "Unused carry-over days expire at the end of March.", False),

@@ -111,9 +111,11 @@ def substitution_conflicts(claim: str, window: Window, index: EvidenceIndex | No
             if _own_place(claim_stems, slot, stems) >= slot.strength:
                 continue  # the claim's word stands in the sentence in a place at least as like the claim's: "ranked
                 # fifth best super middleweight" / "ranked fifth best super middleweight ..., seventh best middleweight"
+            if _stated_elsewhere(claim_stems, slot, documents):
+                continue  # another sentence writes the claim's word between the claim's own neighbours
             if _listed_together(sentence, words, mine, slot.j, slot.evidence_length):
                 continue  # "check the coolant level and the brake fluid level": the claim took one item of a list
-            kind = _different_things(mine, theirs, claim, sentence, stems, documents)
+            kind = _different_things(mine, theirs, claim, sentence, stems, documents, _frames(claim_stems, slot, stems), _sentences(window.text))
             if kind is None or (slot.one_sided and kind != _CLOSED):
                 continue
             shown_mine = " ".join(w.shown for w in claim_words[slot.i : slot.i + slot.length])
@@ -154,6 +156,35 @@ def _replaced_spans(claim: Sequence[str], sentence: Sequence[str]) -> list[_Slot
                     elif evidence_length == length and max(before, after) >= _ONE_SIDED:
                         out.append(_Slot(i, j, length, evidence_length, strength, True))
     return sorted(out, key=lambda slot: slot.one_sided)
+
+
+def _frames(claim: Sequence[str], slot: _Slot, sentence: Sequence[str]) -> list[tuple[str, bool]]:
+    """The words the two spans share just before them (False) and just after them (True): "egg" of "egg yolks"."""
+    out = []
+    if slot.i > 0 and slot.j > 0 and claim[slot.i - 1] == sentence[slot.j - 1]:
+        out.append((claim[slot.i - 1], False))
+    end, evidence_end = slot.i + slot.length, slot.j + slot.evidence_length
+    if end < len(claim) and evidence_end < len(sentence) and claim[end] == sentence[evidence_end]:
+        out.append((claim[end], True))
+    return out
+
+
+def _stated_elsewhere(claim: Sequence[str], slot: _Slot, documents: Sequence[str]) -> bool:
+    """A sentence of the documents writes the claim's span with the claim's own word before it and after it (or
+    ending where the claim ends): "rotate the switch upward" stated too, in a manual that says both."""
+    span = list(claim[slot.i : slot.i + slot.length])
+    end = slot.i + slot.length
+    for document in documents:
+        stems = [w.stem for w in _words(document)]
+        for k in range(len(stems) - slot.length + 1):
+            if stems[k : k + slot.length] != span:
+                continue
+            before = k > 0 and stems[k - 1] == claim[slot.i - 1] if slot.i > 0 else k == 0
+            after = stems[k + slot.length] == claim[end] if end < len(claim) and k + slot.length < len(stems) else \
+                end == len(claim) and k + slot.length == len(stems)
+            if before and after:
+                return True
+    return False
 
 
 def _own_place(claim: Sequence[str], slot: _Slot, sentence: Sequence[str]) -> int:
@@ -219,7 +250,7 @@ _CLOSED = "closed class"
 
 
 def _different_things(mine: list[str], theirs: list[str], claim: str, sentence: str, stems: Sequence[str],
-                      documents: Sequence[str]) -> str | None:
+                      documents: Sequence[str], frames: list[tuple[str, bool]], window_sentences: Sequence[str]) -> str | None:
     """What shows the documents use the two spans for two things (None: nothing does, a paraphrase may)."""
     if not all(any(w in _document_stems(d) for d in documents) for w in mine):
         return None  # a word the documents lack: the "not found" rules judge it
@@ -240,7 +271,30 @@ def _different_things(mine: list[str], theirs: list[str], claim: str, sentence: 
             and _preposition_before(sentence, mine_shown[0]) == _preposition_before(sentence, theirs_shown[0]) is not None \
             and not _one_run(claim, sentence, mine_shown, theirs_shown) and not _written_together(sentence, mine_shown, theirs_shown):
         return "name"
+    together = any(_adjacent([w.stem for w in _words(one)], mine, theirs) for one in window_sentences)
+    if not together and any(_in_frame(mine, frame, window_sentences) and _in_frame(theirs, frame, window_sentences)
+                            for frame in frames):  # not "the January counterterrorism operation": one thing
+        return "frame"
     return None
+
+
+def _in_frame(span: list[str], frame: tuple[str, bool], documents: Sequence[str]) -> bool:
+    """Some sentence writes the one-word `span` right next to the frame word, nothing between them: right after it
+    ("egg yolks"), or right before it when the flag says so ("POST endpoint")."""
+    word, after = frame
+    if len(span) != 1:
+        return False
+    pair = (span[0], word) if after else (word, span[0])
+    return any(pair in zip(tokens, tokens[1:]) for tokens in map(_all_stems, documents))
+
+
+@functools.lru_cache(maxsize=16384)
+def _all_stems(text: str) -> tuple[str, ...]:
+    """Every word of `text`, function words too, stemmed as `_words` stems them, and its punctuation marks."""
+    return tuple(stem(t.replace("’", "'")) for t in _TOKEN_OR_MARK.findall(folded(undotted_titles(text)).lower()))
+
+
+_TOKEN_OR_MARK = re.compile(_TOKEN.pattern + r"|[^\w\s]", re.UNICODE)  # a comma or a bracket breaks a phrase
 
 
 _PREPOSITIONS = frozenset(
