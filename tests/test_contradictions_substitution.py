@@ -34,7 +34,7 @@ ROUTER = ("Connect the modem to the wall socket with the grey cable, then connec
 MEDICINE = ("Take the blue tablet in the morning with breakfast and the white capsule in the evening with dinner. Store "
             "both below 25 degrees and keep them out of the reach of children.")
 CAR = ("Check the coolant level and the brake fluid level when the engine is cold. The brake fluid reservoir is next to "
-       "the battery, and the coolant tank is behind the left headlight. Park the car on level ground first; the vehicle "
+       "the battery, and the coolant reservoir is behind the left headlight. Park the car on level ground first; the vehicle "
        "must be in Park before you open the bonnet.")
 API = ("The search endpoint returns a list of invoices and the upload endpoint accepts a new invoice. Deleted invoices "
        "are kept in the archive for 90 days, and archived invoices can be restored by an administrator.")
@@ -61,7 +61,7 @@ SUBSTITUTIONS = [
     (COURSE, "The labs run on Wednesdays in Building C.", False),
     (COURSE, "Labs are held on Fridays in Building C, and lectures are on Mondays and Wednesdays in Hall B.", True),
     # a device of the same sentence put in another's place
-    (ROUTER, "The power adapter plugs into the back of the modem.", False),
+    (ROUTER, "Connect the router to the wall socket with the grey cable.", False),
     (ROUTER, "Plug the power adapter into the back of the router.", True),
     (ROUTER, "Connect the router to the modem with the yellow cable, and the modem to the wall socket with the grey one.", True),
     # a meal, a time of day

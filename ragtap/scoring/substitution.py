@@ -111,6 +111,8 @@ def substitution_conflicts(claim: str, window: Window, index: EvidenceIndex | No
             if _own_place(claim_stems, slot, stems) >= slot.strength:
                 continue  # the claim's word stands in the sentence in a place at least as like the claim's: "ranked
                 # fifth best super middleweight" / "ranked fifth best super middleweight ..., seventh best middleweight"
+            if _in_brackets(sentence, theirs):
+                continue  # "the drain valve (on the bottom of the filter housing)": the claim left an aside out
             if _stated_elsewhere(claim_stems, slot, documents):
                 continue  # another sentence writes the claim's word between the claim's own neighbours
             if _listed_together(sentence, words, mine, slot.j, slot.evidence_length):
@@ -121,7 +123,42 @@ def substitution_conflicts(claim: str, window: Window, index: EvidenceIndex | No
             shown_mine = " ".join(w.shown for w in claim_words[slot.i : slot.i + slot.length])
             shown_theirs = " ".join(w.shown for w in words[slot.j : slot.j + slot.evidence_length])
             return [f"substituted: {shown_mine} vs {shown_theirs}"]
+        if repaired := _repaired(claim, sentence):
+            return [repaired]
     return []
+
+
+# Where a sentence joins two clauses that each say something of their own subject: ", while", "; ", ", and" ...
+_CLAUSES = re.compile(r",?\s+(?:while|whereas)\s+|;\s+|,\s+(?:and|but|with)\s+", re.IGNORECASE)
+_PAIRED = 2  # content words of the other clause's own (not its name) the claim must repeat
+
+
+def _repaired(claim: str, sentence: str) -> str | None:
+    """Two things of one sentence re-paired: "the Navigation Room displays the chronometer, while the Dockside Gallery
+    houses the ship models" told as "the chronometer is displayed in the Dockside Gallery".  The sentence joins two
+    clauses, each naming one thing (its name's words its own); the claim, one clause, names the second clause's thing
+    and none of the first's, and says of it what only the first clause says (two of its words at least) and nothing
+    the second says of it."""
+    if _CLAUSES.search(claim):
+        return None  # a claim of several clauses is judged as the other checks judge it
+    clauses = _CLAUSES.split(undotted_titles(sentence))
+    if len(clauses) != 2:
+        return None
+    sentence_names = names(undotted_titles(sentence))
+    claim_stems = {w.stem for w in _words(claim)}
+    claim_names = names(claim)
+    named = [{w.shown for w in _words(c) if w.shown in sentence_names} for c in clauses]
+    said = [{w.stem for w in _words(c) if w.shown not in sentence_names} for c in clauses]
+    if not all(named) or named[0] & named[1] or claim_stems - said[0] - said[1] - {stem(w) for w in named[0] | named[1]}:
+        return None  # each clause names one thing of its own, and the claim says nothing else
+    for first, second in ((0, 1), (1, 0)):
+        if claim_names & named[first] or not named[second] <= claim_names:
+            continue
+        own = (said[first] - said[second]) & claim_stems
+        if len(own) >= _PAIRED and not (said[second] - said[first]) & claim_stems:
+            shown_first = " ".join(sorted(named[first]))
+            return f"substituted: {' '.join(sorted(named[second]))} vs {shown_first}"
+    return None
 
 
 @dataclass(frozen=True, slots=True)
@@ -167,6 +204,17 @@ def _frames(claim: Sequence[str], slot: _Slot, sentence: Sequence[str]) -> list[
     if end < len(claim) and evidence_end < len(sentence) and claim[end] == sentence[evidence_end]:
         out.append((claim[end], True))
     return out
+
+
+def _in_brackets(sentence: str, span: list[str]) -> bool:
+    """`span` is written inside brackets in the sentence."""
+    depth, inside = 0, []
+    for token in _all_stems(sentence):
+        depth += token in "([" and len(token) == 1
+        depth -= token in ")]" and len(token) == 1 and depth > 0
+        inside.append((token, depth > 0))
+    n = len(span)
+    return any([t for t, _ in inside[k : k + n]] == span and all(b for _, b in inside[k : k + n]) for k in range(len(inside) - n + 1))
 
 
 def _stated_elsewhere(claim: Sequence[str], slot: _Slot, documents: Sequence[str]) -> bool:
@@ -266,26 +314,35 @@ def _different_things(mine: list[str], theirs: list[str], claim: str, sentence: 
     # of one longer name ("Gov Newsom" / "Governor Gavin Newsom"), nor written together ("Mukalla, Yemen").
     sentence_names = names(sentence)
     mine_shown, theirs_shown = _shown(claim, mine), _shown(sentence, theirs)
-    if mine_shown and theirs_shown and all(w in sentence_names and w in names(claim) for w in mine_shown) \
+    claim_names = names(claim)
+    if mine_shown and theirs_shown and all(w in sentence_names and w in claim_names for w in mine_shown) \
             and all(w in sentence_names for w in theirs_shown) and not set(mine + theirs) & _CALENDAR \
             and _preposition_before(sentence, mine_shown[0]) == _preposition_before(sentence, theirs_shown[0]) is not None \
             and not _one_run(claim, sentence, mine_shown, theirs_shown) and not _written_together(sentence, mine_shown, theirs_shown):
         return "name"
-    together = any(_adjacent([w.stem for w in _words(one)], mine, theirs) for one in window_sentences)
-    if not together and any(_in_frame(mine, frame, window_sentences) and _in_frame(theirs, frame, window_sentences)
+    # Common nouns only: a name told otherwise ("Chris" / "Christopher") is one thing, names are judged above.
+    common = not set(mine_shown) & claim_names and not set(theirs_shown) & sentence_names
+    together = any(_adjacent([t for t in _all_stems(one) if t not in _ARTICLES], mine, theirs) for one in window_sentences)
+    if common and not together and any(_in_frame(mine, frame, window_sentences) and _in_frame(theirs, frame, window_sentences)
                             for frame in frames):  # not "the January counterterrorism operation": one thing
         return "frame"
     return None
 
 
 def _in_frame(span: list[str], frame: tuple[str, bool], documents: Sequence[str]) -> bool:
-    """Some sentence writes the one-word `span` right next to the frame word, nothing between them: right after it
-    ("egg yolks"), or right before it when the flag says so ("POST endpoint")."""
+    """Some sentence writes `span` next to the frame word, nothing between them but an article: right after it ("egg
+    yolks", "connect the modem"), or right before it when the flag says so ("upload endpoint")."""
     word, after = frame
-    if len(span) != 1:
-        return False
-    pair = (span[0], word) if after else (word, span[0])
-    return any(pair in zip(tokens, tokens[1:]) for tokens in map(_all_stems, documents))
+    n = len(span)
+    for document in documents:
+        tokens = [t for t in _all_stems(document) if t not in _ARTICLES]
+        for k in range(len(tokens) - n + 1):
+            if tokens[k : k + n] == span and (k + n < len(tokens) and tokens[k + n] == word if after else k > 0 and tokens[k - 1] == word):
+                return True
+    return False
+
+
+_ARTICLES = frozenset({"the", "a", "an"})
 
 
 @functools.lru_cache(maxsize=16384)
