@@ -38,6 +38,12 @@ CAR = ("Check the coolant level and the brake fluid level when the engine is col
        "must be in Park before you open the bonnet.")
 API = ("The search endpoint returns a list of invoices and the upload endpoint accepts a new invoice. Deleted invoices "
        "are kept in the archive for 90 days, and archived invoices can be restored by an administrator.")
+TEAM = ("Marta Lindqvist leads the sales team, and Jonas Berg runs the support desk. Both report to the managing "
+        "director, who approves all travel requests.")
+ZOO = ("The East Aviary houses the parrots, while the Lowland Pavilion is home to the tapirs. Feeding talks start at 11:00 "
+       "in the morning and at 15:00 in the afternoon.")
+GARDEN = ("Plant the tulip bulbs in autumn and the dahlia tubers in spring, after the last frost. Water the tubers "
+          "sparingly until the first shoots appear.")
 LEAVE = ("Requests for summer leave must be submitted by the end of March. Requests for the winter holidays are due by "
          "the end of September, and unused carry-over days expire at the end of June.")
 
@@ -58,7 +64,6 @@ SUBSTITUTIONS = [
     # a role swapped inside one sentence
     (COURSE, "The lab sessions are led by Dr. Raman.", False),
     (COURSE, "Dr. Raman teaches Organic Chemistry II, and Mr. Okafor leads the lab sessions.", True),
-    (COURSE, "The labs run on Wednesdays in Building C.", False),
     (COURSE, "Labs are held on Fridays in Building C, and lectures are on Mondays and Wednesdays in Hall B.", True),
     # a device of the same sentence put in another's place
     (ROUTER, "Connect the router to the wall socket with the grey cable.", False),
@@ -78,7 +83,15 @@ SUBSTITUTIONS = [
     (API, "Invoices are listed by the search endpoint, and new ones are sent to the upload endpoint.", True),
     (API, "Deleted invoices stay in the archive for 90 days and an administrator can restore them.", True),
     # a month
-    (LEAVE, "Unused carry-over days expire at the end of March.", False),
+    (LEAVE, "Requests for winter leave must be submitted by the end of March.", False),
+    (TEAM, "The sales team is led by Marta Lindqvist, while Jonas Berg runs the support desk.", True),
+    (TEAM, "Jonas Berg runs the support desk and reports to the managing director.", True),
+    (ZOO, "The Lowland Pavilion houses the parrots.", False),
+    (ZOO, "The parrots are housed in the East Aviary.", True),
+    (ZOO, "There are feeding talks at 11:00 in the morning and at 15:00 in the afternoon.", True),
+    (GARDEN, "Plant the tulip bulbs in spring.", False),
+    (GARDEN, "Tulip bulbs go in the ground in autumn, dahlia tubers in spring after the last frost.", True),
+    (GARDEN, "Water the dahlia tubers sparingly until the first shoots appear.", True),
     (LEAVE, "Any unused carry-over days run out at the end of June.", True),
     (LEAVE, "Summer leave must be requested by the end of March, and winter holiday requests by the end of September.", True),
 ]

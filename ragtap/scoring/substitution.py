@@ -117,6 +117,9 @@ def substitution_conflicts(claim: str, window: Window, index: EvidenceIndex | No
                 continue  # another sentence writes the claim's word between the claim's own neighbours
             if _listed_together(sentence, words, mine, slot.j, slot.evidence_length):
                 continue  # "check the coolant level and the brake fluid level": the claim took one item of a list
+            if slot.one_sided and (not _one_phrase(sentence, stems, slot) or _flanked_too(mine, slot, stems)):
+                continue  # "served from June and the winter menu from November": the flank is another phrase's,
+                # and "the winter menu" is written too
             kind = _different_things(mine, theirs, claim, sentence, stems, documents, _frames(claim_stems, slot, stems), _sentences(window.text))
             if kind is None or (slot.one_sided and kind != _CLOSED):
                 continue
@@ -171,6 +174,7 @@ class _Slot:
     evidence_length: int
     strength: int  # matching words around the two (both texts starting or ending there counts as one)
     one_sided: bool  # only the words on one side match
+    before: int  # matching words just before the two
 
 
 def _replaced_spans(claim: Sequence[str], sentence: Sequence[str]) -> list[_Slot]:
@@ -189,9 +193,9 @@ def _replaced_spans(claim: Sequence[str], sentence: Sequence[str]) -> list[_Slot
                     both_end = i + length == len(claim) and j + evidence_length == len(sentence)
                     strength = before + after + both_start + both_end
                     if (before > 0 or both_start) and (after > 0 or both_end):
-                        out.append(_Slot(i, j, length, evidence_length, strength, False))
+                        out.append(_Slot(i, j, length, evidence_length, strength, False, before))
                     elif evidence_length == length and max(before, after) >= _ONE_SIDED:
-                        out.append(_Slot(i, j, length, evidence_length, strength, True))
+                        out.append(_Slot(i, j, length, evidence_length, strength, True, before))
     return sorted(out, key=lambda slot: slot.one_sided)
 
 
@@ -204,6 +208,45 @@ def _frames(claim: Sequence[str], slot: _Slot, sentence: Sequence[str]) -> list[
     if end < len(claim) and evidence_end < len(sentence) and claim[end] == sentence[evidence_end]:
         out.append((claim[end], True))
     return out
+
+
+_BREAKS = frozenset({",", ";", ":", ".", "and", "or", "but", "while", "wherea", "then"})
+_PHRASE_REACH = 6  # words between a one-sided flank and the evidence's span
+
+
+def _flanked_too(span: list[str], slot: _Slot, stems: Sequence[str]) -> bool:
+    """The sentence writes the claim's span next to the word that holds a one-sided slot, on the same side."""
+    n = len(span)
+    for k in range(len(stems) - n + 1):
+        if list(stems[k : k + n]) != span:
+            continue
+        if slot.before and k > 0 and stems[k - 1] == stems[slot.j - 1]:
+            return True
+        end = slot.j + slot.evidence_length
+        if not slot.before and k + n < len(stems) and end < len(stems) and stems[k + n] == stems[end]:
+            return True
+    return False
+
+
+def _one_phrase(sentence: str, stems: Sequence[str], slot: _Slot) -> bool:
+    """The evidence's span and the matching words on the one side that holds the slot are one phrase: no comma,
+    "and", "or" ... between them ("with breakfast" after "in the morning")."""
+    tokens = _all_stems(sentence)
+    before = slot.before > 0
+    span_word = stems[slot.j] if before else stems[slot.j + slot.evidence_length - 1]
+    flank = stems[slot.j - 1] if before else (stems[slot.j + slot.evidence_length] if slot.j + slot.evidence_length < len(stems) else None)
+    if flank is None:
+        return False
+    for k, token in enumerate(tokens):
+        if token != span_word:
+            continue
+        reach = tokens[max(0, k - _PHRASE_REACH) : k][::-1] if before else tokens[k + 1 : k + 1 + _PHRASE_REACH]
+        for between in reach:
+            if between == flank:
+                return True
+            if between in _BREAKS:
+                break
+    return False
 
 
 def _in_brackets(sentence: str, span: list[str]) -> bool:
@@ -393,11 +436,14 @@ def _one_run(claim: str, sentence: str, mine: list[str], theirs: list[str]) -> b
     return bool(run_of(claim, mine[0]) & run_of(sentence, theirs[0])) or bool(run_of(sentence, mine[0]) & run_of(sentence, theirs[0]))
 
 
+_DETERMINER = "(?:" + "|".join(sorted(_DETERMINERS)) + ")"
+
+
 def _coordinated_after(sentence: str, mine: list[str], theirs: list[str]) -> bool:
     """The sentence names the claim's word after the evidence's, joined to it by "and", "or" or a comma."""
     text = folded(sentence).lower()
     first = re.search(rf"\b{re.escape(theirs[0])}\b", text) if theirs else None
-    return first is not None and bool(mine) and re.search(rf"(?:,|\band|\bor)\s+{re.escape(mine[0])}\b", text[first.end() :]) is not None
+    return first is not None and bool(mine) and re.search(rf"(?:,|\band|\bor)\s+(?:{_DETERMINER}\s+)?{re.escape(mine[0])}\b", text[first.end() :]) is not None
 
 
 _CALENDAR = frozenset(stem(w) for w in (*WEEKDAYS, *MONTHS))
