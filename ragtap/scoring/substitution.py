@@ -111,17 +111,9 @@ def substitution_conflicts(claim: str, window: Window, index: EvidenceIndex | No
             if _own_place(claim_stems, slot, stems) >= slot.strength:
                 continue  # the claim's word stands in the sentence in a place at least as like the claim's: "ranked
                 # fifth best super middleweight" / "ranked fifth best super middleweight ..., seventh best middleweight"
-            if _in_brackets(sentence, theirs):
-                continue  # "the drain valve (on the bottom of the filter housing)": the claim left an aside out
-            if _stated_elsewhere(claim_stems, slot, documents):
-                continue  # another sentence writes the claim's word between the claim's own neighbours
-            if _listed_together(sentence, words, mine, slot.j, slot.evidence_length):
-                continue  # "check the coolant level and the brake fluid level": the claim took one item of a list
-            if slot.one_sided and (not _one_phrase(sentence, stems, slot) or _flanked_too(mine, slot, stems)):
-                continue  # "served from June and the winter menu from November": the flank is another phrase's,
-                # and "the winter menu" is written too
-            kind = _different_things(mine, theirs, claim, sentence, stems, documents, _frames(claim_stems, slot, stems), _sentences(window.text))
-            if kind is None or (slot.one_sided and kind != _CLOSED):
+            kind = _different_things(mine, theirs, claim, sentence, stems, documents, _frames(claim_stems, slot, stems),
+                                     _sentences(window.text))
+            if kind is None or (slot.one_sided and kind != _CLOSED) or _told_faithfully(claim_stems, slot, sentence, words, documents):
                 continue
             shown_mine = " ".join(w.shown for w in claim_words[slot.i : slot.i + slot.length])
             shown_theirs = " ".join(w.shown for w in words[slot.j : slot.j + slot.evidence_length])
@@ -129,6 +121,22 @@ def substitution_conflicts(claim: str, window: Window, index: EvidenceIndex | No
         if repaired := _repaired(claim, sentence):
             return [repaired]
     return []
+
+
+def _told_faithfully(claim: Sequence[str], slot: _Slot, sentence: str, words: Sequence[_Word], documents: Sequence[str]) -> bool:
+    """What a faithful claim does that also looks like a replaced span."""
+    stems = [w.stem for w in words]
+    mine = list(claim[slot.i : slot.i + slot.length])
+    theirs = stems[slot.j : slot.j + slot.evidence_length]
+    if _in_brackets(sentence, theirs):
+        return True  # "the drain valve (on the bottom of the filter housing)": the claim left an aside out
+    if _stated_elsewhere(claim, slot, documents):
+        return True  # another sentence writes the claim's word between the claim's own neighbours
+    if _listed_together(sentence, words, mine, slot.j, slot.evidence_length):
+        return True  # "check the coolant level and the brake fluid level": the claim took one item of a list
+    # "served from June and the winter menu from November": a one-sided slot's flank is another phrase's, and "the
+    # winter menu" is written too.
+    return slot.one_sided and (not _one_phrase(sentence, stems, slot) or _flanked_too(mine, slot, stems))
 
 
 # Where a sentence joins two clauses that each say something of their own subject: ", while", "; ", ", and" ...
@@ -180,22 +188,30 @@ class _Slot:
 def _replaced_spans(claim: Sequence[str], sentence: Sequence[str]) -> list[_Slot]:
     """Each short span of the claim that stands where the sentence has other words: the words just before both spans
     match (or both start their text), and the words just after both match (or both end their text); or, one-sided,
-    `_ONE_SIDED` matching words on one side and spans of one length.  Two-sided ones first."""
+    `_ONE_SIDED` matching words on one side and spans of one length.  Two-sided ones first.  Only places next to a
+    word the two share are tried (a claim word is in a sentence a few times at most)."""
+    places: dict[str, list[int]] = {}
+    for j, word in enumerate(sentence):
+        places.setdefault(word, []).append(j)
+    tried: set[tuple[int, int, int, int]] = set()
+    for a, word in enumerate(claim):
+        for b in places.get(word, ()):
+            for length in range(1, _MAX_SPAN + 1):
+                for evidence_length in range(1, _MAX_SPAN + 1):
+                    tried.add((a + 1, length, b + 1, evidence_length))  # the shared word just before the spans
+                    tried.add((a - length, length, b - evidence_length, evidence_length))  # just after them
     out = []
-    for i in range(len(claim)):
-        for length in range(1, min(_MAX_SPAN, len(claim) - i) + 1):
-            for j in range(len(sentence)):
-                for evidence_length in range(1, min(_MAX_SPAN, len(sentence) - j) + 1):
-                    before, after = _matching_before(claim, i, sentence, j), _matching_after(claim, i + length, sentence, j + evidence_length)
-                    if before + after == 0:
-                        continue
-                    both_start = i == 0 and j == 0
-                    both_end = i + length == len(claim) and j + evidence_length == len(sentence)
-                    strength = before + after + both_start + both_end
-                    if (before > 0 or both_start) and (after > 0 or both_end):
-                        out.append(_Slot(i, j, length, evidence_length, strength, False, before))
-                    elif evidence_length == length and max(before, after) >= _ONE_SIDED:
-                        out.append(_Slot(i, j, length, evidence_length, strength, True, before))
+    for i, length, j, evidence_length in sorted(tried):
+        if i < 0 or j < 0 or i + length > len(claim) or j + evidence_length > len(sentence):
+            continue
+        before, after = _matching_before(claim, i, sentence, j), _matching_after(claim, i + length, sentence, j + evidence_length)
+        both_start = i == 0 and j == 0
+        both_end = i + length == len(claim) and j + evidence_length == len(sentence)
+        strength = before + after + both_start + both_end
+        if (before > 0 or both_start) and (after > 0 or both_end):
+            out.append(_Slot(i, j, length, evidence_length, strength, False, before))
+        elif evidence_length == length and max(before, after) >= _ONE_SIDED:
+            out.append(_Slot(i, j, length, evidence_length, strength, True, before))
     return sorted(out, key=lambda slot: slot.one_sided)
 
 
@@ -343,9 +359,9 @@ _CLOSED = "closed class"
 def _different_things(mine: list[str], theirs: list[str], claim: str, sentence: str, stems: Sequence[str],
                       documents: Sequence[str], frames: list[tuple[str, bool]], window_sentences: Sequence[str]) -> str | None:
     """What shows the documents use the two spans for two things (None: nothing does, a paraphrase may)."""
-    if not all(any(w in _document_stems(d) for d in documents) for w in mine):
-        return None  # a word the documents lack: the "not found" rules judge it
     if len(mine) == len(theirs) == 1 and mine[0] in _CLASS_OF and _CLASS_OF[mine[0]] == _CLASS_OF.get(theirs[0]):
+        if not any(mine[0] in _document_stems(d) for d in documents):
+            return None  # a member the documents lack: the "not found" rules judge it (names and frames are theirs)
         # Not one end of a range ("from June 26 to November 16"), nor one of two the sentence lists for one
         # predicate ("ranked seventh by The Ring and eighth by the TBRB").
         if not _adjacent(stems, mine, theirs) and not _coordinated_after(sentence, _shown(claim, mine), _shown(sentence, theirs)):
