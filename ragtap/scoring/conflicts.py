@@ -16,6 +16,9 @@ rests on, mismatch by mismatch:
   swapped ("update the firmware before backing up" where the manual says to back up before updating);
 - **only**: "only X" where the evidence names X with others ("owners and admins"); or the evidence's "only X" with
   "only" dropped and an alternative added ("at the Harlow Road centre or at any bottle bank");
+- **substitutions** (substitution.py): the evidence sentence repeated but for one word the documents use for another
+  thing ("3 egg whites" where the sentence whisks 3 egg yolks and the next beats the whites; "a late opening on
+  Tuesdays" where it is on Thursdays; "led by Dr. Raman" where Dr. Raman teaches and Mr. Okafor leads);
 - **exceptions** (exceptions.py): "including X" where the evidence excepts or denies X ("all passes except the
   season pass"), "except X" where it includes X; and a thing the evidence says there is none of ("did not receive
   any government funding"), affirmed by a claim that takes its other words from elsewhere (no coverage needed).

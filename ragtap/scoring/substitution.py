@@ -6,23 +6,32 @@ egg whites); "a late opening until 21:00 on Tuesdays" where it is on Thursdays (
 such a claim stands in the documents, most of them in its sentence's order, so overlap passes it; the claim mixes two
 facts.  conflicts.py calls `substitution_conflicts` with each aligned window.
 
-The claim's content words are laid against the sentence's (stems, function words and titles left out) and a short
-replaced span found: the words just before it match the words just before the evidence's span, and the words just after
-it those after (or both end there, or both start there).  A faithful paraphrase replaces words too -- a synonym, an
-inflection, "vehicle" for "car" -- so the claim's word must be one the documents use for a *different* thing than the
-evidence's word:
+The claim's content words are laid against each sentence's of the window (stems; function words and titles left
+out) and a short replaced span (one or two words each side) is looked for: the words just before it match those just
+before the evidence's span and the words just after it those after (or both texts start, or end, there).  All the
+claim's other words but one are in that sentence, the evidence's words are nowhere in the claim, and the claim's word
+does not stand in the sentence in a place at least as like the claim's ("ranked fifth best super middleweight by
+BoxRec, ... seventh best middleweight by The Ring").  A faithful paraphrase replaces words too -- a synonym, an
+inflection, "vehicle" for "car" -- so the two words must be ones the documents use for *different* things:
 
-- both members of one closed class (weekdays, months, seasons, meals, times of day, colours, sides, ordinals): never
-  two names of one thing; here one matching word on one side is slot enough, two at least ("take the blue tablet in
-  the morning with [dinner]" / "... with breakfast and the white capsule in the evening with dinner");
-- both names (capitalised inside their sentences) with no word in common;
-- or the documents write the two words in one frame, the same word just before both or just after both ("egg whites"
-  / "egg yolks", "the POST endpoint" / "the GET endpoint", "connect the router" / "connect the modem"): two kinds of one
-  thing, which a writer tells apart.
+- members of one closed class (weekdays, months but May, seasons, meals, times of day, colours, sides, compass
+  points, ordinals), the claim's in the documents; here matching words on one side only are slot enough (two at
+  least, in one phrase with the evidence's word, and not beside the claim's word too): "take the blue tablet in the
+  morning with [dinner]" / "... with breakfast and the white capsule in the evening with dinner".  Not the two ends
+  of a range ("from June 26 to November 16"), nor two the sentence lists for one predicate ("seventh by The Ring and
+  eighth by the TBRB");
+- two names of the evidence sentence after the same preposition ("taught by Dr. Raman" / "led by Mr. Okafor"): a role
+  swapped inside one sentence (names from elsewhere are names.py's); not parts of one longer name ("Gov. Newsom" /
+  "Governor Gavin Newsom"), nor two written together ("Mukalla, Yemen");
+- two common nouns the window writes in one frame, the same word right before both or right after both, an article
+  aside ("egg yolks" / "egg whites", "the search endpoint" / "the upload endpoint", "connect the modem" / "connect
+  the router"); never two written side by side ("the January counterterrorism operation": one thing).
 
-And the evidence's word is nowhere in the claim (a claim naming both says something else), the claim's word is in the
-documents (a word they lack is the "not found" rules' matter), and the claim holds the rest of the sentence's slot:
-all its other words but one are in the sentence.
+And no faithful reading explains it: the evidence's word in brackets (an aside left out), another sentence stating the
+claim's word between the claim's own neighbours, the two words items of one list ("the coolant level and the brake
+fluid level").  Last, two things of one sentence re-paired (`_repaired`): "the Navigation Room displays the
+chronometer, while the Dockside Gallery houses the ship models" told as "the chronometer is displayed in the Dockside
+Gallery".
 """
 
 from __future__ import annotations
@@ -47,7 +56,7 @@ def _closed_classes() -> dict[str, int]:
     groups = (
         WEEKDAYS,
         [m for m in MONTHS if m != "may"],  # "may" is a modal verb as often
-        "spring summer autumn fall winter".split(),
+        "spring summer autumn winter".split(),  # not "fall": the verb (and "fell")
         "breakfast lunch dinner supper brunch".split(),
         "morning afternoon evening night midnight noon".split(),
         "red green blue yellow orange white black amber purple grey gray pink brown silver".split(),
