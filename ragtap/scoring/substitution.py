@@ -52,7 +52,9 @@ _MAX_SPAN = 2  # words replaced, on either side
 _ONE_SIDED = 2  # matching words before (or after) the span when only that side matches: closed classes only
 
 
-def _closed_classes() -> dict[str, int]:
+def _closed_classes() -> tuple[dict[str, int], frozenset[str]]:
+    """Each member's stem to its class's number; and the members as written, plural too (the stem of "evening" is
+    "even", of "spring" "spr": the word as written must be a member)."""
     groups = (
         WEEKDAYS,
         [m for m in MONTHS if m != "may"],  # "may" is a modal verb as often
@@ -73,10 +75,11 @@ def _closed_classes() -> dict[str, int]:
         for word in group:
             table.setdefault(stem(word), number)
     table.pop(stem("gray"), None)  # grey / gray: one colour spelt two ways
-    return table
+    written = frozenset(f"{word}{end}" for group in groups for word in group for end in ("", "s", "es"))
+    return table, written
 
 
-_CLASS_OF = _closed_classes()
+_CLASS_OF, _MEMBERS = _closed_classes()
 _SAME_COLOUR = {stem("gray"): stem("grey")}
 
 
@@ -141,11 +144,17 @@ def _told_faithfully(claim: Sequence[str], slot: _Slot, sentence: str, words: Se
         return True  # "the drain valve (on the bottom of the filter housing)": the claim left an aside out
     if _stated_elsewhere(claim, slot, documents):
         return True  # another sentence writes the claim's word between the claim's own neighbours
-    if _listed_together(sentence, words, mine, slot.j, slot.evidence_length):
-        return True  # "check the coolant level and the brake fluid level": the claim took one item of a list
-    # "served from June and the winter menu from November": a one-sided slot's flank is another phrase's, and "the
-    # winter menu" is written too.
-    return slot.one_sided and (not _one_phrase(sentence, stems, slot) or _flanked_too(mine, slot, stems))
+    if _own_part_closer(sentence, claim, mine, theirs):
+        return True  # "the oncology ward is in the north wing" / "the north wing houses the oncology ward, and the south
+        # wing houses the maternity ward": the claim is about its word's own part of the sentence, told in other order
+    if _resolved_ellipsis(sentence, claim, mine, theirs):
+        return True  # "check the coolant level and the brake fluid level when ...": the claim took one item of a list
+    # A slot held by one side only: the claim is that side and its word, and what follows its word where the sentence
+    # writes it, nothing else ("In the south district, bins are emptied on Wednesdays" told around "bins are emptied
+    # on Mondays in the north district and on Wednesdays in the south district"); the side is the evidence word's own phrase ("served from June and the winter menu from
+    # November"), and does not stand beside the claim's word too ("the winter menu").
+    return slot.one_sided and (not _spliced(claim, slot, stems) or not _one_phrase(sentence, stems, slot)
+                               or _flanked_too(mine, slot, stems))
 
 
 # Where a sentence joins two clauses that each say something of their own subject: ", while", "; ", ", and" ...
@@ -235,8 +244,24 @@ def _frames(claim: Sequence[str], slot: _Slot, sentence: Sequence[str]) -> list[
     return out
 
 
-_BREAKS = frozenset({",", ";", ":", ".", "and", "or", "but", "while", "wherea", "then"})
+_BREAKS = frozenset({",", ";", "and", "or", "but", "while", "wherea", "then"})  # not ":" nor ".": "21:00", "2.4"
 _PHRASE_REACH = 6  # words between a one-sided flank and the evidence's span
+
+
+def _spliced(claim: Sequence[str], slot: _Slot, stems: Sequence[str]) -> bool:
+    """The claim is all of the one side that holds the slot, then its word, then (maybe) what follows that word where
+    the sentence writes it: "take the blue tablet in the [evening with dinner]" / "take the blue tablet in the
+    morning with breakfast and the white capsule in the evening with dinner" (or the same the other way round)."""
+    end = slot.i + slot.length
+    if slot.before:
+        if slot.before != slot.i:
+            return False
+        return end == len(claim) or any(_matching_after(claim, end, stems, k + slot.length) == len(claim) - end
+                                        for k in _places_of(stems, list(claim[slot.i : end])))
+    after = slot.strength
+    if end + after != len(claim):
+        return False
+    return slot.i == 0 or any(_matching_before(claim, slot.i, stems, k) == slot.i for k in _places_of(stems, list(claim[slot.i : end])))
 
 
 def _flanked_too(span: list[str], slot: _Slot, stems: Sequence[str]) -> bool:
@@ -323,19 +348,57 @@ def _sentences(text: str) -> list[str]:
 _COORDINATOR = re.compile(r",|&|\b(?:and|or|nor|as well as)\b", re.IGNORECASE)
 
 
-def _listed_together(sentence: str, words: Sequence[_Word], mine: list[str], j: int, evidence_length: int) -> bool:
-    """The claim's span is in the evidence sentence too, a few words from the evidence's span and joined to it by
-    "and", "or" or a comma: the two are items of one list, which share what the rest of the sentence says."""
-    stems = [w.stem for w in words]
-    n = len(mine)
-    for k in range(len(stems) - n + 1):
-        if stems[k : k + n] != mine or abs(k - j) > 4:
-            continue
-        first, second = (words[j + evidence_length - 1], words[k]) if j < k else (words[k + n - 1], words[j])
-        between = _between(sentence, first.shown, second.shown)
-        if between is not None and len(between.split()) <= 4 and _COORDINATOR.search(between):
-            return True
+_BREAK_WORDS = frozenset({",", ";", "and", "or", "but", "while", "wherea", "nor"})
+_ELLIPSIS_GAP = 8  # words between the evidence's span and the claim's, joined by "and", "or" or a comma
+
+
+def _resolved_ellipsis(sentence: str, claim: Sequence[str], mine: list[str], theirs: list[str]) -> bool:
+    """The sentence names the claim's word after the evidence's, in another part joined by "and", "or" or a comma, and
+    the claim keeps what that part says of its word beside it (a content word of the part the evidence's part lacks),
+    or the part says nothing more: "ranked seventh best middleweight by The Ring and eighth by the TBRB" / "ranked
+    eighth best middleweight by the TBRB"; "check the coolant level and the brake fluid level when the engine is
+    cold" / "check the brake fluid level when the engine is cold".  Not "breakfast is served in the Garden Room,
+    dinner in the Terrace Restaurant" / "dinner is served in the Garden Room": the claim gives its word what the
+    sentence says of the other; nor "the blue tablet in the morning ... and the white capsule in the evening with
+    dinner" / "the blue tablet in the evening with dinner": the claim drops what its word's part is about."""
+    tokens = _all_stems(sentence)
+    content = {w.stem for w in _words(sentence)}
+    for p in _places_of(tokens, theirs):
+        after_theirs = p + len(theirs)
+        for q in _places_of(tokens, mine):
+            gap = tokens[after_theirs:q]
+            if q < after_theirs or len(gap) > _ELLIPSIS_GAP or not set(gap) & _BREAK_WORDS:
+                continue
+            own = (_part(tokens, q, content) - _part(tokens, p, content)) - set(mine)
+            leading = _part(tokens, q, content, before=True) - set(mine)
+            if (not own or own & set(claim)) and leading <= set(claim):
+                return True
     return False
+
+
+def _own_part_closer(sentence: str, claim: Sequence[str], mine: list[str], theirs: list[str]) -> bool:
+    """The part of the sentence (between commas, "and", "or" ...) where it writes the claim's word holds more of the
+    claim's other words than the part where it writes the evidence's."""
+    tokens = _all_stems(sentence)
+    content = {w.stem for w in _words(sentence)}
+    others = set(claim) - set(mine) - set(theirs)
+
+    def best(span: list[str]) -> int:
+        return max((len(_part(tokens, k, content) & others) for k in _places_of(tokens, span)), default=-1)
+
+    return best(mine) > best(theirs)
+
+
+def _places_of(tokens: Sequence[str], span: list[str]) -> list[int]:
+    return [k for k in range(len(tokens) - len(span) + 1) if list(tokens[k : k + len(span)]) == span]
+
+
+def _part(tokens: Sequence[str], at: int, content: set[str], before: bool = False) -> set[str]:
+    """The content words of the part of the sentence around tokens[at], between commas, "and", "or" ... (`before`:
+    only those before it, what the part says its word is about: "the white capsule in the evening")."""
+    start = next((k + 1 for k in range(at - 1, -1, -1) if tokens[k] in _BREAK_WORDS), 0)
+    end = at if before else next((k for k in range(at, len(tokens)) if tokens[k] in _BREAK_WORDS), len(tokens))
+    return {t for t in tokens[start:end] if t in content}
 
 
 def _between(sentence: str, first: str, second: str) -> str | None:
@@ -368,14 +431,12 @@ _CLOSED = "closed class"
 def _different_things(mine: list[str], theirs: list[str], claim: str, sentence: str, stems: Sequence[str],
                       documents: Sequence[str], frames: list[tuple[str, bool]], window_sentences: Sequence[str]) -> str | None:
     """What shows the documents use the two spans for two things (None: nothing does, a paraphrase may)."""
-    if len(mine) == len(theirs) == 1 and mine[0] in _CLASS_OF and _CLASS_OF[mine[0]] == _CLASS_OF.get(theirs[0]):
+    if len(mine) == len(theirs) == 1 and mine[0] in _CLASS_OF and _CLASS_OF[mine[0]] == _CLASS_OF.get(theirs[0]) \
+            and set(_shown(claim, mine)) <= _MEMBERS and set(_shown(sentence, theirs)) <= _MEMBERS:
         if not any(mine[0] in _document_stems(d) for d in documents):
             return None  # a member the documents lack: the "not found" rules judge it (names and frames are theirs)
-        # Not one end of a range ("from June 26 to November 16"), nor one of two the sentence lists for one
-        # predicate ("ranked seventh by The Ring and eighth by the TBRB").
-        if not _adjacent(stems, mine, theirs) and not _coordinated_after(sentence, _shown(claim, mine), _shown(sentence, theirs)):
-            return _CLOSED
-        return None
+        # Not one end of a range ("from June 26 to November 16").
+        return None if _adjacent(stems, mine, theirs) else _CLOSED
     # Two names of the evidence sentence, the claim's in the other's place: a role swapped inside one sentence ("taught
     # by Dr. Raman, with lab sessions led by Mr. Okafor" / "lab sessions are led by Dr. Raman").  Names from elsewhere
     # are names.py's.  The two must fill one kind of slot there (the same preposition before each: "by"), be no parts
@@ -459,16 +520,6 @@ def _one_run(claim: str, sentence: str, mine: list[str], theirs: list[str]) -> b
         return set()
 
     return bool(run_of(claim, mine[0]) & run_of(sentence, theirs[0])) or bool(run_of(sentence, mine[0]) & run_of(sentence, theirs[0]))
-
-
-_DETERMINER = "(?:" + "|".join(sorted(_DETERMINERS)) + ")"
-
-
-def _coordinated_after(sentence: str, mine: list[str], theirs: list[str]) -> bool:
-    """The sentence names the claim's word after the evidence's, joined to it by "and", "or" or a comma."""
-    text = folded(sentence).lower()
-    first = re.search(rf"\b{re.escape(theirs[0])}\b", text) if theirs else None
-    return first is not None and bool(mine) and re.search(rf"(?:,|\band|\bor)\s+(?:{_DETERMINER}\s+)?{re.escape(mine[0])}\b", text[first.end() :]) is not None
 
 
 _CALENDAR = frozenset(stem(w) for w in (*WEEKDAYS, *MONTHS))
