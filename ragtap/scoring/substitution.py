@@ -28,8 +28,10 @@ inflection, "vehicle" for "car" -- so the two words must be ones the documents u
   the router"); never two written side by side ("the January counterterrorism operation": one thing).
 
 And no faithful reading explains it: the evidence's word in brackets (an aside left out), another sentence stating the
-claim's word between the claim's own neighbours, the two words items of one list ("the coolant level and the brake
-fluid level").  Last, two things of one sentence re-paired (`_repaired`): "the Navigation Room displays the
+claim's word between the claim's own neighbours, the claim about its word's own part of the sentence told in another
+order ("the oncology ward is in the north wing" / "the north wing houses the oncology ward, and the south wing ..."),
+an item of a list or an ellipsis whose own part the claim keeps ("the coolant level and the brake fluid level when the
+engine is cold").  Last, two things of one sentence re-paired (`_repaired`): "the Navigation Room displays the
 chronometer, while the Dockside Gallery houses the ship models" told as "the chronometer is displayed in the Dockside
 Gallery".
 """
@@ -151,8 +153,9 @@ def _told_faithfully(claim: Sequence[str], slot: _Slot, sentence: str, words: Se
         return True  # "check the coolant level and the brake fluid level when ...": the claim took one item of a list
     # A slot held by one side only: the claim is that side and its word, and what follows its word where the sentence
     # writes it, nothing else ("In the south district, bins are emptied on Wednesdays" told around "bins are emptied
-    # on Mondays in the north district and on Wednesdays in the south district"); the side is the evidence word's own phrase ("served from June and the winter menu from
-    # November"), and does not stand beside the claim's word too ("the winter menu").
+    # on Mondays in the north district and on Wednesdays in the south district"); the side is the evidence word's own
+    # phrase ("served from June and the winter menu from November"), and does not stand beside the claim's word too
+    # ("the winter menu").
     return slot.one_sided and (not _spliced(claim, slot, stems) or not _one_phrase(sentence, stems, slot)
                                or _flanked_too(mine, slot, stems))
 
@@ -244,7 +247,8 @@ def _frames(claim: Sequence[str], slot: _Slot, sentence: Sequence[str]) -> list[
     return out
 
 
-_BREAKS = frozenset({",", ";", "and", "or", "but", "while", "wherea", "then"})  # not ":" nor ".": "21:00", "2.4"
+# What ends a part of a sentence (a phrase, a list's item, a clause); not ":" nor ".": "21:00", "2.4".
+_BREAKS = frozenset({",", ";", "and", "or", "nor", "but", "while", "wherea", "then"})
 _PHRASE_REACH = 6  # words between a one-sided flank and the evidence's span
 
 
@@ -348,7 +352,6 @@ def _sentences(text: str) -> list[str]:
 _COORDINATOR = re.compile(r",|&|\b(?:and|or|nor|as well as)\b", re.IGNORECASE)
 
 
-_BREAK_WORDS = frozenset({",", ";", "and", "or", "but", "while", "wherea", "nor"})
 _ELLIPSIS_GAP = 8  # words between the evidence's span and the claim's, joined by "and", "or" or a comma
 
 
@@ -367,7 +370,7 @@ def _resolved_ellipsis(sentence: str, claim: Sequence[str], mine: list[str], the
         after_theirs = p + len(theirs)
         for q in _places_of(tokens, mine):
             gap = tokens[after_theirs:q]
-            if q < after_theirs or len(gap) > _ELLIPSIS_GAP or not set(gap) & _BREAK_WORDS:
+            if q < after_theirs or len(gap) > _ELLIPSIS_GAP or not set(gap) & _BREAKS:
                 continue
             own = (_part(tokens, q, content) - _part(tokens, p, content)) - set(mine)
             leading = _part(tokens, q, content, before=True) - set(mine)
@@ -396,8 +399,8 @@ def _places_of(tokens: Sequence[str], span: list[str]) -> list[int]:
 def _part(tokens: Sequence[str], at: int, content: set[str], before: bool = False) -> set[str]:
     """The content words of the part of the sentence around tokens[at], between commas, "and", "or" ... (`before`:
     only those before it, what the part says its word is about: "the white capsule in the evening")."""
-    start = next((k + 1 for k in range(at - 1, -1, -1) if tokens[k] in _BREAK_WORDS), 0)
-    end = at if before else next((k for k in range(at, len(tokens)) if tokens[k] in _BREAK_WORDS), len(tokens))
+    start = next((k + 1 for k in range(at - 1, -1, -1) if tokens[k] in _BREAKS), 0)
+    end = at if before else next((k for k in range(at, len(tokens)) if tokens[k] in _BREAKS), len(tokens))
     return {t for t in tokens[start:end] if t in content}
 
 
