@@ -19,6 +19,9 @@ from __future__ import annotations
 
 import pytest
 
+from ragtap.scoring.alignment import EvidenceIndex
+from ragtap.scoring.lexical import content_words
+from ragtap.scoring.substitution import substitution_conflicts
 from ragtap.types import Verdict
 
 from test_contradictions import outcomes, score
@@ -157,3 +160,18 @@ def test_an_in_slot_substitution_is_contradicted(embedder, document: str, answer
     assert (result.verdict is Verdict.GROUNDED) == faithful, (result.verdict, outcomes(result))
     if not faithful:
         assert len(result.contradicted_claims) == 1, outcomes(result)
+
+
+TITLES = "He won his first title in 2015 and his second in 2019 at the age of 31."
+
+
+@pytest.mark.parametrize("claim,expected", [
+    ("He won his second title in 2019.", []),
+    ("He won his second title in 2015.", ["substituted: second vs first"]),
+])
+def test_the_numbers_of_an_ellipsis_tell_its_parts_apart(claim: str, expected: list[str]) -> None:
+    """"his first title in 2015 and his second in 2019": the claim that keeps 2019 with "second" resolves the ellipsis
+    (numbers are no content words, so without them the claim kept nothing of the second part's own)."""
+    index = EvidenceIndex([(0, TITLES)])
+    (window, *_) = index.align(content_words(claim))
+    assert substitution_conflicts(claim, window, index) == expected

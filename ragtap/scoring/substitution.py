@@ -127,7 +127,8 @@ def substitution_conflicts(claim: str, window: Window, index: EvidenceIndex | No
                 # fifth best super middleweight" / "ranked fifth best super middleweight ..., seventh best middleweight"
             kind = _different_things(mine, theirs, claim, sentence, stems, documents, _frames(claim_stems, slot, stems),
                                      _sentences(window.text))
-            if kind is None or (slot.one_sided and kind != _CLOSED) or _told_faithfully(claim_stems, slot, sentence, words, documents):
+            if kind is None or (slot.one_sided and kind != _CLOSED) \
+                    or _told_faithfully(claim_stems, slot, sentence, words, documents, _numbers(claim)):
                 continue
             shown_mine = " ".join(w.shown for w in claim_words[slot.i : slot.i + slot.length])
             shown_theirs = " ".join(w.shown for w in words[slot.j : slot.j + slot.evidence_length])
@@ -137,8 +138,10 @@ def substitution_conflicts(claim: str, window: Window, index: EvidenceIndex | No
     return []
 
 
-def _told_faithfully(claim: Sequence[str], slot: _Slot, sentence: str, words: Sequence[_Word], documents: Sequence[str]) -> bool:
-    """What a faithful claim does that also looks like a replaced span."""
+def _told_faithfully(claim: Sequence[str], slot: _Slot, sentence: str, words: Sequence[_Word], documents: Sequence[str],
+                     claim_numbers: frozenset[str]) -> bool:
+    """What a faithful claim does that also looks like a replaced span (`claim_numbers`: the numbers the claim writes,
+    which tell one part of a sentence from another as its words do: "his first title in 2015 and his second in 2019")."""
     stems = [w.stem for w in words]
     mine = list(claim[slot.i : slot.i + slot.length])
     theirs = stems[slot.j : slot.j + slot.evidence_length]
@@ -149,7 +152,7 @@ def _told_faithfully(claim: Sequence[str], slot: _Slot, sentence: str, words: Se
     if _own_part_closer(sentence, claim, mine, theirs):
         return True  # "the oncology ward is in the north wing" / "the north wing houses the oncology ward, and the south
         # wing houses the maternity ward": the claim is about its word's own part of the sentence, told in other order
-    if _resolved_ellipsis(sentence, claim, mine, theirs):
+    if _resolved_ellipsis(sentence, [*claim, *claim_numbers], mine, theirs):
         return True  # "check the coolant level and the brake fluid level when ...": the claim took one item of a list
     # A slot held by one side only: the claim is that side and its word, and what follows its word where the sentence
     # writes it, nothing else ("In the south district, bins are emptied on Wednesdays" told around "bins are emptied
@@ -365,7 +368,7 @@ def _resolved_ellipsis(sentence: str, claim: Sequence[str], mine: list[str], the
     sentence says of the other; nor "the blue tablet in the morning ... and the white capsule in the evening with
     dinner" / "the blue tablet in the evening with dinner": the claim drops what its word's part is about."""
     tokens = _all_stems(sentence)
-    content = {w.stem for w in _words(sentence)}
+    content = {w.stem for w in _words(sentence)} | _numbers(sentence)
     for p in _places_of(tokens, theirs):
         after_theirs = p + len(theirs)
         for q in _places_of(tokens, mine):
@@ -390,6 +393,11 @@ def _own_part_closer(sentence: str, claim: Sequence[str], mine: list[str], their
         return max((len(_part(tokens, k, content) & others) for k in _places_of(tokens, span)), default=-1)
 
     return best(mine) > best(theirs)
+
+
+def _numbers(text: str) -> frozenset[str]:
+    """The digit runs of `text`, as `_all_stems` writes them ("2019"; "21:00" is "21" and "00")."""
+    return frozenset(t for t in _all_stems(text) if t.isdigit())
 
 
 def _places_of(tokens: Sequence[str], span: list[str]) -> list[int]:
