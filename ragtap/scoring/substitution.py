@@ -352,9 +352,6 @@ def _sentences(text: str) -> list[str]:
     return STOP_BREAK.split(undotted_titles(text))  # "Dr. Raman" ends no sentence
 
 
-_COORDINATOR = re.compile(r",|&|\b(?:and|or|nor|as well as)\b", re.IGNORECASE)
-
-
 _ELLIPSIS_GAP = 8  # words between the evidence's span and the claim's, joined by "and", "or" or a comma
 
 
@@ -542,6 +539,7 @@ def _adjacent(stems: Sequence[str], mine: list[str], theirs: list[str]) -> bool:
     return any(abs(k - m) == 1 for k in places for m, w in enumerate(stems) if w in theirs)
 
 
+_COORDINATOR = re.compile(r",|&|\b(?:and|or|nor|as well as)\b", re.IGNORECASE)
 _TOGETHER = 3  # words between two names written as one thing: "Egyptian television network CBC"
 _WITHIN = frozenset({"of", "in", "at", "near", "the", "a", "an"})
 
