@@ -484,7 +484,15 @@ def stated_in(claim: Quantity, evidence: tuple[Quantity, ...], strict: bool = Fa
     """The evidence states the claim's quantity: agrees with it, or states the same value as a count where the
     claim has an ordinal or the other way round ("the tenth week" / "week 10")."""
     return any(agree(claim, q, strict) is True or (claim.ordinal != q.ordinal and claim.value == q.value and not _clock(claim) and not _clock(q))
-               for q in evidence)
+               for q in _comparable(claim, evidence, strict))
+
+
+def _comparable(claim: Quantity, evidence: tuple[Quantity, ...], strict: bool) -> tuple[Quantity, ...]:
+    """`evidence` without its bare numbers when, strictly, it states the claim's kind of quantity with a unit: in
+    "books of 10 for £8" the price is £8, and the bare 10 counts something else, so it does not state "£10"."""
+    if not strict or claim.dimension is None or not any(q.dimension == claim.dimension for q in evidence):
+        return evidence
+    return tuple(q for q in evidence if q.slot is not None or q.dimension is not None)
 
 
 def _clock(quantity: Quantity) -> bool:
@@ -493,7 +501,7 @@ def _clock(quantity: Quantity) -> bool:
 
 def contradicting(claim: Quantity, evidence: tuple[Quantity, ...], strict: bool = False) -> Quantity | None:
     """An evidence quantity that counts the same thing as the claim's and disagrees with it, when none agrees."""
-    verdicts = [(agree(claim, q, strict), q) for q in evidence]
+    verdicts = [(agree(claim, q, strict), q) for q in _comparable(claim, evidence, strict)]
     if any(v is True for v, _ in verdicts):
         return None
     return next((q for v, q in verdicts if v is False), None)
