@@ -206,8 +206,13 @@ def _words(text: str, terms: list[str] | None = None) -> set[str]:
     return {w.rstrip("'") for w in content_words(text)} | {t for t in terms if t.startswith("freq_")}
 
 
-def _clauses(text: str) -> list[str]:
+def clauses(text: str) -> list[str]:
+    """The clauses the checks compare one by one: cut at sentence ends, semicolons, colons, dashes, "but", "while",
+    "although", "however", "except"."""
     return [c for c in _CLAUSE.split(text) if c and c.strip()]
+
+
+_clauses = clauses
 
 
 
