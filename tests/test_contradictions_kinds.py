@@ -1,9 +1,16 @@
-"""A number of one kind is not stated by the same value of another kind in its evidence.
+"""Numbers compared with the right part of their evidence.
+
+**A number of one kind is not stated by the same value of another kind.**
 
 "Visitor vouchers come in books of 10 for £10" against "sold in books of 10 for £8": the bare 10 (a count of
 vouchers) stated the claim's £10, so the changed price passed (both cases below were grounded before).  Where the evidence's part states the claim's
 kind of quantity with a unit (a price, a weight, a duration), its bare numbers count something else; where it has
 none of that kind, a bare number still states it ("costs 10 per day" / "£10 a day").
+
+**A period a part leaves implicit.**  "A first permit costs £45 a year and a second permit costs £120": "A second
+permit is £120 a year" was contradicted (its "year" tied it to the first part, and "second" became a number of that
+part).  A part naming no period holds the claim's implicitly; a part naming another period does not ("£25 per day"
+against "£5 per day ... £25 per week" is still the day pass's price changed).
 """
 
 from __future__ import annotations
@@ -41,3 +48,14 @@ def test_a_changed_quantity_is_not_stated_by_a_bare_number_of_the_same_value(emb
 def test_faithful_quantities_stay_grounded(embedder, document: str, answer: str) -> None:
     result = score(embedder, document, answer)
     assert result.verdict is Verdict.GROUNDED, (result.explanation, outcomes(result))
+
+
+PERMITS = "A first permit costs £45 a year and a second permit costs £120. Day passes cost £5 per day, and weekly passes cost £25 per week."
+
+
+def test_a_period_a_part_leaves_implicit(embedder) -> None:
+    result = score(embedder, PERMITS, "A second permit is £120 a year.", "How much is a second permit?")
+    assert result.verdict is Verdict.GROUNDED, (result.explanation, outcomes(result))
+    for changed in ("The first permit costs £120 a year.", "A day pass costs £25 per day."):
+        result = score(embedder, PERMITS, changed)
+        assert result.contradicted_claims, outcomes(result)

@@ -394,7 +394,11 @@ def _parts_about(claim: str, q: Quantity, segments: list[tuple[set[str], tuple[Q
     came second"), then those that add fewest words the claim lacks: "check out by 1 p.m." is about "must check
     out by 11 a.m.", not "late check-out until 1 p.m.": the claim dropped the qualifier of the number it took."""
     local = _context_of(claim, q) - _MONTHS  # "March 15": the month is part of the date compared, not what it dates
-    overlap = [len(local & words) for words, _ in segments]
+    # A part naming no period holds the claim's implicitly: in "a first permit costs £45 a year and a second £120",
+    # "£120 a year" is not about the first permit for its "year" (but "£25 per day" is about "£5 per day", not
+    # "£25 per week").
+    periods = local & _PERIODS
+    overlap = [len(local & words) + (len(periods) if not words & _PERIODS else 0) for words, _ in segments]
     best = max(overlap, default=0)
     tied = [i for i, n in enumerate(overlap) if n == best and n > 0]
     if len(tied) > 1 and any(stated_in(q, segments[i][1], strict=True) for i in tied) \
@@ -435,3 +439,4 @@ def _swapped(claim: str, q: Quantity, about_q: list[tuple[Quantity, ...]], other
 
 # A month is part of the date a number is compared as, not what it dates ("March 15").
 _MONTHS = frozenset(stem(m) for m in MONTHS)
+_PERIODS = frozenset(content_words("year annual month week day daily hour night"))
