@@ -58,7 +58,7 @@ def find_conflicts(claim: str, windows: Sequence[Window], vocabulary: DocumentVo
     `index`: all the documents' sentences, where a name of the claim is looked up (names.py)."""
     if not windows:
         return ()
-    return _mismatches(claim, windows, vocabulary, index) or denied_things(claim, windows)
+    return _mismatches(claim, windows, vocabulary, index) or denied_things(claim, windows) or _change_against_its_word(claim, windows[0])
 
 
 def _mismatches(claim: str, windows: Sequence[Window], vocabulary: DocumentVocabulary,
@@ -409,6 +409,26 @@ def _parts_about(claim: str, q: Quantity, segments: list[tuple[set[str], tuple[Q
             top = max(rank(i) for i in tied)
             tied = [i for i in tied if rank(i) == top]
     return [segments[i][1] for i in tied]
+
+
+_RISE = re.compile(r"\b(?:ris(?:e|es|en|ing)|rose|increas\w*|gr[eo]w\w*|climb\w*|jump\w*|soar\w*|gain\w*|up)\b")
+_FALL = re.compile(r"\b(?:f[ae]ll\w*|drop\w*|declin\w*|decreas\w*|shr[iau]nk\w*|slump\w*|plung\w*|down)\b")
+_LEAD_IN = 30  # characters before a change where the word saying which way it went stands ("rose to 61% from 67%")
+
+
+def _change_against_its_word(claim: str, window: Window) -> tuple[str, ...]:
+    """A change whose two values the evidence states, told with a word for the other way: "turnout rose to 61% from
+    67%" against "turnout was 61%, down from 67%".  The two values tie the claim to its evidence where its words
+    barely do ("turnout" alone), so this is checked whatever the window's coverage."""
+    lowered, stated = claim.lower(), quantities(window.text)
+    for old, new in changes(claim):
+        if old.value == new.value or not (stated_in(old, stated) and stated_in(new, stated)):
+            continue
+        lead = lowered[max(0, min(old.start, new.start) - _LEAD_IN) : min(old.start, new.start)]
+        said_up, said_down = bool(_RISE.search(lead)), bool(_FALL.search(lead))
+        if said_up != said_down and said_up != (new.value > old.value):
+            return (f"number: {'a rise' if said_up else 'a fall'} from {old.describe()} to {new.describe()}",)
+    return ()
 
 
 def _reversed_change(claim: str, window: Window) -> list[str]:

@@ -218,6 +218,19 @@ def quantities(text: str) -> tuple[Quantity, ...]:
         taken.append(match.span())
     found.extend(_word_numbers(lowered, taken))
     found.sort(key=lambda q: q.start)
+    return _parts_of_wholes(lowered, found)
+
+
+_PART_OF = re.compile(r"\s+(?:out\s+)?of\s+(?:the\s+|all\s+|its\s+|their\s+)?")
+
+
+def _parts_of_wholes(text: str, found: list[Quantity]) -> tuple[Quantity, ...]:
+    """A count of part of a whole counts what the whole counts: in "won 14 of the 40 seats" the 14 are seats (so "11
+    of the 40 seats" disagrees with it, where two bare counts would say nothing about each other)."""
+    for i, (part, whole) in enumerate(zip(found, found[1:])):
+        if part.slot is None and not part.ordinal and whole.slot is not None and whole.dimension is None and not whole.ordinal \
+                and _PART_OF.fullmatch(text, part.end, whole.start):
+            found[i] = dataclasses.replace(part, slot=whole.slot, loose=whole.loose)
     return tuple(found)
 
 
@@ -316,7 +329,7 @@ def _tight(text: str, end: int) -> bool:
 
 
 # Words after a number that do not say what it counts ("5 of the", "3 and", "2 or 3").
-_NOT_A_SLOT = frozenset("of and or to the a an in on at for by with from than as is are was were be have has had per each more less".split())
+_NOT_A_SLOT = frozenset("of out and or to the a an in on at for by with from than as is are was were be have has had per each more less".split())
 
 
 def _word_numbers(text: str, taken: list[tuple[int, int]]) -> list[Quantity]:
