@@ -38,6 +38,7 @@ from ragtap.scoring.lexical import (
     content_words,
     undotted_titles,
 )
+from ragtap.scoring.anchors import values_in_each_others_places
 from ragtap.scoring.exceptions import denied_things, exception_conflicts, negates_the_exception
 from ragtap.scoring.names import name_conflicts
 from ragtap.scoring.polarity import polarity_conflicts
@@ -70,7 +71,7 @@ def _mismatches(claim: str, windows: Sequence[Window], vocabulary: DocumentVocab
     for rank, window in enumerate(candidates):
         conflicts = (*_number_conflicts(claim, window), *name_conflicts(claim, window, vocabulary, index), *_polarity_conflicts(claim, window, index),
                      *_exclusive_conflicts(claim, window), *_universal_conflicts(claim, window), *_swapped_words(claim, window),
-                     *exception_conflicts(claim, window))
+                     *exception_conflicts(claim, window), *values_in_each_others_places(claim, window.text))
         if not conflicts:
             return ()
         if rank == 0:

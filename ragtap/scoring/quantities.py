@@ -462,6 +462,8 @@ def agree(claim: Quantity, evidence: Quantity, strict: bool = False) -> bool | N
         # converts them: one step of the claim's last digit (in base units), or 3%.
         claim_base, evidence_base = _to_base(claim.value, claim.slot or ""), _to_base(evidence.value, evidence.slot or "")
         step = 10.0 ** (-claim.decimals) * unit_scale(claim.slot or "")
+        if claim.decimals == 0 and abs(claim.value) < 10:
+            step /= 2  # a small whole count of a large unit is rounded to the nearest one: "2 months" is not 5 weeks
         gap = abs(claim_base - evidence_base)
         return gap <= max(step, 0.03 * abs(evidence_base)) or (claim.hedged and gap <= 0.1 * abs(evidence_base))
     if claim.slot and evidence.slot and claim.slot == evidence.slot:
