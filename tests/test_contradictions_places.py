@@ -8,6 +8,8 @@ evidence, the neighbour of exactly one other value of its kind (and not of its o
 
 **A small whole count of a large unit is rounded to the nearest one**: "two months' rent" was taken as a rounding
 of "five weeks' rent" (one whole month of tolerance); now half a unit below ten ("2 months" is 1.5 to 2.5 months).
+"Two days after" the 3 February detection, on 5 February, is worked out from the two dates (derived.py) -- it had
+passed as a rounding of "72 hours".
 """
 
 from __future__ import annotations
@@ -22,6 +24,11 @@ ENGLISH = "Applicants must show an IELTS score of 6.5, with no band below 6.0. T
 LEASE = ("A deposit of five weeks' rent is held in a protection scheme. Either party may end the tenancy after 6 months by "
          "giving 2 months' notice.")
 STUDY = "The programme lasts one year full-time or two years part-time."
+PUPPIES = ("Puppies should be wormed every 2 weeks until they are 12 weeks old, then once a month until they reach 6 months "
+           "of age.")
+JURY = "After deliberating for more than 35 hours over parts of seven days, the jury reached a verdict."
+BREACH = ("On 3 February at 02:40 UTC the company detected unauthorised access. It notified the regulator on 5 February, "
+          "within the 72-hour deadline.")
 SENTENCES = ("Paitsel received 24 months in prison and 24 months of supervised release. Bailey received 48 months in "
              "prison and 24 months of supervised release.")
 
@@ -44,6 +51,9 @@ def test_a_number_in_the_wrong_place_is_contradicted(embedder, document: str, an
     (STUDY, "One year full-time, or two years part-time."),
     (SENTENCES, "Paitsel received 24 months in prison, while Bailey received 48 months in prison."),
     (LEASE, "The deposit is about a month's rent."),
+    (PUPPIES, "Worm your puppy every two weeks until 12 weeks of age, then once a month until six months old."),
+    (JURY, "The jury deliberated for over 35 hours across seven days."),
+    (BREACH, "The regulator was notified on 5 February, two days after the breach was detected."),
 ])
 def test_numbers_in_their_place_stay_grounded(embedder, document: str, answer: str) -> None:
     result = score(embedder, document, answer)

@@ -6,11 +6,14 @@ Both values stand in the evidence sentence, so neither is missing, and in a part
 "stated" by its twin.  What gives a number its role is the word right next to it: the word before it ("below",
 "after") or the first word after its unit ("notice").  A claim's number whose neighbour word is, in the evidence
 sentence, the neighbour of exactly one number -- another value of the same kind -- and not of the number's own twin,
-has taken that number's place.
+has taken that number's place (unless its twin has that neighbour on its other side: "more than 35 hours over
+parts of seven days" is said of 35 hours too).
 
-Only words that tell a role count as neighbours: content words and the prepositions of limits and times (below,
-above, after, before, within, until, by, from, to, over, under).  A neighbour shared by several of the sentence's
-numbers ("for 10 minutes, then cool for 35") says nothing.
+Only the prepositions of limits and times count as neighbours (below, above, after, before, within, until, over,
+under), the nearest one within three words before a number or after its unit, in its own part of the sentence
+("until they reach 6 months"): content words move freely in a paraphrase ("the excess is £1,000 for subsidence,
+against the standard £250"), and "to" and "from" join the ends of ranges and changes.  A neighbour shared by several
+of the sentence's numbers says nothing.
 """
 
 from __future__ import annotations
@@ -23,17 +26,16 @@ from ragtap.scoring.quantities import Quantity, quantities
 from ragtap.scoring.sentences import STOP_BREAK
 from ragtap.scoring.words import stem
 
-_ROLE_PREPOSITIONS = frozenset("below above after before within until by from to over under".split())
+# Not "to" and "from": they join the two ends of a range or a change ("rounds 1 to 5", "from 10 to 5 minutes").
+_ROLE_PREPOSITIONS = frozenset("below above after before within until over under".split())
 _WORD = re.compile(r"[a-z][a-z'’-]*")
 _REACH = 3  # words looked at on each side for the neighbour
 _BOUNDARY = re.compile(r"[,;:()]|\b(?:and|or|but|while|whereas|then)\b")
 
 
 def _role_word(words: list[str]) -> str | None:
-    for word in words:
-        if word in _ROLE_PREPOSITIONS or (word not in STOPWORDS and len(word) > 1):
-            return stem(word.strip("'’"))
-    return None
+    """The nearest preposition of a limit or a time among `words` (nearest first): "until [they reach] 6 months"."""
+    return next((word for word in words if word in _ROLE_PREPOSITIONS), None)
 
 
 def _neighbours(text: str, q: Quantity) -> tuple[str | None, str | None]:
@@ -80,6 +82,6 @@ def values_in_each_others_places(claim: str, evidence: str) -> list[str]:
             for side in (0, 1):
                 word = mine[side]
                 holders = [i for i, place in enumerate(places) if word is not None and place[side] == word]
-                if len(holders) == 1 and holders[0] in others:
+                if len(holders) == 1 and holders[0] in others and word not in places[twins[0]]:
                     return [f"number: {q.describe()} {word} vs {found[holders[0]].describe()}"]
     return []

@@ -5,7 +5,7 @@ or changed).
 A sum or a difference ("15 + 30 minutes: 45 minutes in all"), a value times a count that a text distributes ("two
 midterms at 20% each: 40%") or a span of the unit it is given per ("£6,000 a year for three years"), a multiple the
 claim states ("double the weekday price"), a ratio ("twice"), a relative change ("from 3,100 to 4,200, a 35% rise"),
-the hours between two times, the years between two years or a year and a span.  Tight on purpose: the same unit,
+the hours between two times, the days between two dates, the years between two years or a year and a span.  Tight on purpose: the same unit,
 rounding at the claim's own precision (or its hedge), so that an invented number is still one the evidence does not
 give.
 """
@@ -43,6 +43,8 @@ def derived(claim: Quantity, texts: tuple[str, ...], cued: bool = False) -> bool
         hours = claim.value * unit_scale(claim.slot or "") / 3600
         if any(within_rounding(hours, gap, claim.decimals, claim.hedged) for gap in _gaps(texts)):
             return True
+        if claim.slot in ("day", "week") and _days_between_dates(claim, texts):
+            return True
         if claim.slot == "year":
             years = [q.value for q in others if q.is_year]
             return any(within_rounding(claim.value, abs(a - b), 0, claim.hedged) for a in years for b in years if a != b)
@@ -56,6 +58,18 @@ def derived(claim: Quantity, texts: tuple[str, ...], cued: bool = False) -> bool
     if not kinds and claim.slot is None and claim.decimals == 0:
         kinds = {kind for q in own if (kind := _family(q)) is not None}
     return any(_derived_as(claim, kind, own, others, texts, cued) for kind in kinds)
+
+
+_MONTH_STARTS = dict(zip("jan feb mar apr may jun jul aug sep oct nov dec".split(), (0, 31, 59, 90, 120, 151, 181, 212, 243, 273, 304, 334)))
+
+
+def _days_between_dates(claim: Quantity, texts: tuple[str, ...]) -> bool:
+    """The days between two dates of the texts ("detected on 3 February ... notified on 5 February": "two days after"),
+    in a year without 29 February, at the claim's precision."""
+    days = claim.value * unit_scale(claim.slot or "") / 86400
+    dates = {_MONTH_STARTS[month] + q.value for text in texts for q in quantities(text)
+             if (q.slot or "").startswith("day_of_") and (month := q.slot[len("day_of_"):]) in _MONTH_STARTS}
+    return any(within_rounding(days, abs(a - b), claim.decimals, claim.hedged) for a in dates for b in dates if a != b)
 
 
 def _derived_as(claim: Quantity, kind: str, own: list[Quantity], others: list[Quantity], texts: tuple[str, ...], cued: bool) -> bool:
