@@ -51,7 +51,7 @@ def test_a_number_in_the_wrong_place_is_contradicted(embedder, document: str, an
     (STUDY, "One year full-time, or two years part-time."),
     (SENTENCES, "Paitsel received 24 months in prison, while Bailey received 48 months in prison."),
     (LEASE, "The deposit is about a month's rent."),
-    (PUPPIES, "Worm your puppy every two weeks until 12 weeks of age, then once a month until six months old."),
+    (PUPPIES, "Worm your puppy every 2 weeks until it is 12 weeks old. From then until six months old, worm it once a month."),
     (JURY, "The jury deliberated for over 35 hours across seven days."),
     (BREACH, "The regulator was notified on 5 February, two days after the breach was detected."),
 ])
