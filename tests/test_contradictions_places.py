@@ -8,7 +8,8 @@ evidence, the neighbour of exactly one other value of its kind (and not of its o
 
 **A small whole count of a large unit is rounded to the nearest one**: "two months' rent" was taken as a rounding
 of "five weeks' rent" (one whole month of tolerance); now half a unit below ten ("2 months" is 1.5 to 2.5 months).
-"Two days after" the 3 February detection, on 5 February, is worked out from the two dates (derived.py) -- it had
+A value a claim restates from its evidence is one addend, not two: "15 euros" in the claim and in its (overlapping)
+windows made "16 to 30" a sum, 15 + 15.  "Two days after" the 3 February detection, on 5 February, is worked out from the two dates (derived.py) -- it had
 passed as a rounding of "72 hours".
 """
 
@@ -27,6 +28,7 @@ STUDY = "The programme lasts one year full-time or two years part-time."
 PUPPIES = ("Puppies should be wormed every 2 weeks until they are 12 weeks old, then once a month until they reach 6 months "
            "of age.")
 JURY = "After deliberating for more than 35 hours over parts of seven days, the jury reached a verdict."
+FARES = "A return ticket costs 24 euros, or 15 euros with a Youth Card for passengers aged 16 to 25."
 BREACH = ("On 3 February at 02:40 UTC the company detected unauthorised access. It notified the regulator on 5 February, "
           "within the 72-hour deadline.")
 SENTENCES = ("Paitsel received 24 months in prison and 24 months of supervised release. Bailey received 48 months in "
@@ -38,6 +40,7 @@ SENTENCES = ("Paitsel received 24 months in prison and 24 months of supervised r
     (LEASE, "After 2 months, either of you can end it with 6 months' notice."),
     (STUDY, "It takes two years full-time or one year part-time."),
     (LEASE, "The deposit is two months' rent."),
+    (FARES, "It's 24 euros, or 15 euros with a Youth Card if you're 16 to 30."),
 ])
 def test_a_number_in_the_wrong_place_is_contradicted(embedder, document: str, answer: str) -> None:
     result = score(embedder, document, answer)

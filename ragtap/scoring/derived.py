@@ -12,9 +12,11 @@ give.
 
 from __future__ import annotations
 
+import math
 import re
 
 from ragtap.scoring.quantities import Quantity, changes, hour_of_day, quantities, unit_scale, within_rounding
+from ragtap.scoring.sentences import STOP_BREAK
 
 _DISTRIBUTIVE = re.compile(r"\b(?:each|apiece|a piece|per|every|both)\b", re.IGNORECASE)
 _PER_UNIT = re.compile(r"\b(?:a|an|per|each|every)\s+(hour|day|week|month|year)\b")  # "£6,000 a year": what a span counts
@@ -32,7 +34,10 @@ def derived(claim: Quantity, texts: tuple[str, ...], cued: bool = False) -> bool
     than", "each") or multiplies by a count of its own ("two nights cost 280 dollars"): a claim that merely states
     "5 years" for a warranty of 3 (and a battery of 2) is a changed number, not a sum."""
     own = [q for q in quantities(texts[0]) if q != claim and not q.ordinal]
-    others = own + [q for text in texts[1:] for q in quantities(text) if not q.ordinal]
+    # Each evidence sentence once: the aligned windows and the closest passage overlap, and a value read twice from
+    # one sentence is no second addend.
+    sentences = dict.fromkeys(s.strip() for text in texts[1:] for s in STOP_BREAK.split(text) if s.strip())
+    others = own + [q for sentence in sentences for q in quantities(sentence) if not q.ordinal]
     if claim.ordinal or not others:
         return False
     if claim.slot == "%" and _CHANGE_WORD.search(texts[0]):  # "from 3,100 to 4,200, a 35% increase": a relative change
@@ -73,7 +78,10 @@ def _days_between_dates(claim: Quantity, texts: tuple[str, ...]) -> bool:
 
 
 def _derived_as(claim: Quantity, kind: str, own: list[Quantity], others: list[Quantity], texts: tuple[str, ...], cued: bool) -> bool:
-    family = [q.value for q in others if _family(q) == kind]
+    # A value the claim restates from its evidence is one addend, not two: "€15 with a Youth Card" in the claim and in
+    # the evidence do not make 30.
+    stated = [q.value for q in others[len(own):] if _family(q) == kind]
+    family = stated + [q.value for q in own if _family(q) == kind and not any(math.isclose(q.value, v) for v in stated)]
     candidates: list[float] = []
     if not cued or _WORKED_OUT.search(texts[0]):
         candidates += [a + b for i, a in enumerate(family) for b in family[i + 1 :]] + [abs(a - b) for a in family for b in family]
