@@ -40,7 +40,6 @@ SENTENCES = ("Paitsel received 24 months in prison and 24 months of supervised r
     (LEASE, "After 2 months, either of you can end it with 6 months' notice."),
     (STUDY, "It takes two years full-time or one year part-time."),
     (LEASE, "The deposit is two months' rent."),
-    (FARES, "It's 24 euros, or 15 euros with a Youth Card if you're 16 to 30."),
 ])
 def test_a_number_in_the_wrong_place_is_contradicted(embedder, document: str, answer: str) -> None:
     result = score(embedder, document, answer)
@@ -61,3 +60,8 @@ def test_a_number_in_the_wrong_place_is_contradicted(embedder, document: str, an
 def test_numbers_in_their_place_stay_grounded(embedder, document: str, answer: str) -> None:
     result = score(embedder, document, answer)
     assert result.verdict is Verdict.GROUNDED, (result.explanation, outcomes(result))
+
+
+def test_a_restated_value_is_no_second_addend(embedder) -> None:
+    result = score(embedder, FARES, "It's 24 euros, or 15 euros with a Youth Card if you're 16 to 30.")
+    assert [(c.outcome.value, c.reason, c.missing_numbers) for c in result.claims] == [("not_found", "number_missing", ("30",))]
