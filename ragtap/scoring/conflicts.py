@@ -71,7 +71,7 @@ def _mismatches(claim: str, windows: Sequence[Window], vocabulary: DocumentVocab
     for rank, window in enumerate(candidates):
         conflicts = (*_number_conflicts(claim, window), *name_conflicts(claim, window, vocabulary, index), *_polarity_conflicts(claim, window, index),
                      *_exclusive_conflicts(claim, window), *_universal_conflicts(claim, window), *_swapped_words(claim, window),
-                     *exception_conflicts(claim, window), *values_in_each_others_places(claim, window.text))
+                     *exception_conflicts(claim, window), *values_in_each_others_places(claim, window.text), *_offset_turned(claim, window))
         if not conflicts:
             return ()
         if rank == 0:
@@ -415,6 +415,35 @@ def _parts_about(claim: str, q: Quantity, segments: list[tuple[set[str], tuple[Q
 _RISE = re.compile(r"\b(?:ris(?:e|es|en|ing)|rose|increas\w*|gr[eo]w\w*|climb\w*|jump\w*|soar\w*|gain\w*|up)\b")
 _FALL = re.compile(r"\b(?:f[ae]ll\w*|drop\w*|declin\w*|decreas\w*|shr[iau]nk\w*|slump\w*|plung\w*|down)\b")
 _LEAD_IN = 30  # characters before a change where the word saying which way it went stands ("rose to 61% from 67%")
+
+
+_OFFSET = re.compile(r"\s*[a-z]+['’]?\s+(before|after|prior\s+to|earlier\s+than|later\s+than|ahead\s+of)\b", re.IGNORECASE)
+
+
+def _offset_turned(claim: str, window: Window) -> list[str]:
+    """A time offset told the other way: "start them 2 days after you enter the area" where the evidence says "2 days
+    before entering", counted from the same thing.  Only an offset with its number: "back up before updating" /
+    "update after backing up" say the same, which order.py reads."""
+    stated = [(e, _OFFSET.match(window.text, e.end)) for e in quantities(window.text) if e.dimension == "time"]
+    for q in quantities(claim):
+        mine = _OFFSET.match(claim, q.end) if q.dimension == "time" else None
+        if mine is None:
+            continue
+        for e, theirs in stated:
+            if theirs is not None and agree(q, e) is True and _side(mine.group(1)) != _side(theirs.group(1)) \
+                    and _reference(claim, mine.end()) is not None and _reference(claim, mine.end()) == _reference(window.text, theirs.end()):
+                return [f"order: {q.describe()} {_side(mine.group(1))} vs {_side(theirs.group(1))}"]
+    return []
+
+
+def _reference(text: str, at: int) -> str | None:
+    """What an offset is counted from: the first content word after "before" / "after" ("2 days before [entering]";
+    "10 minutes after [baking]" and "10 minutes before [taking] it out" count from two things)."""
+    return next(iter(content_words(text[at : at + 40])), None)
+
+
+def _side(word: str) -> str:
+    return "after" if word.lower().startswith(("after", "later")) else "before"
 
 
 def _change_against_its_word(claim: str, window: Window) -> tuple[str, ...]:

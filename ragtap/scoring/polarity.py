@@ -71,6 +71,9 @@ _PERMISSION = frozenset(stem(w) for w in "accepted allowed permitted available e
                         "refunded valid offered provided compatible recommended suitable".split())
 _POSSIBLE = frozenset(stem(w) for w in "can able allowed permitted possible available eligible accepted welcome".split())
 _SCOPE = 5  # a negation governs the words up to this many tokens after it ("does not [cover water damage]")
+# "may not sublet the property or keep pets without the landlord's consent": a "without" this many terms after a
+# negation turns it into a condition (both are needed, one assertion: allowed with consent).
+_DOUBLE_NEGATION_REACH = 10
 # Clauses.  "except" opens its clause and stays in it ("except for" / "only for" are compared); "unless" is "if not"
 # inside its sentence's clause (`_terms`), so both sides' conditions are compared with what they govern.
 _CLAUSE = re.compile(r"[;:]\s+|(?<=[.!?])\s+|\s+(?:but|while|whereas|although|though|however)\s+|\s+(?=except\s)|\s+-{1,2}\s+",
@@ -156,7 +159,7 @@ def _terms(text: str) -> list[str]:
     own term ("doesn't" -> "doe", "not")."""
     text = _IN_A_NAME.sub(" ", text)  # "the No Fly List", "North Dakota", "Northern Lights": names, not polarity
     text = _NON_NAME.sub(r"\1 ", text)  # "non-Northgate machines" are other machines, not the opposite of Northgate's
-    joined = _PHRASE.sub(lambda m: _PHRASES[m.group(1).lower()], _NOT_A_NEGATION.sub(" ", text.lower()))
+    joined = _PHRASE.sub(lambda m: _PHRASES[m.group(1).lower()], _RATE.sub(r"\1per ", _NOT_A_NEGATION.sub(" ", text.lower())))
     joined = re.sub(r"(\w)n[’']t\b", r"\1 not", joined).replace("cannot", "can not")
     joined = re.sub(r"\b(?:have|has|had|is|are|was|were)\s+yet\s+to\b", "not", joined)  # "have yet to reach" = "haven't reached"
     joined = re.sub(r"\b(?:rather\s+than|instead\s+of)\b", "not", joined)  # "private individuals rather than public figures"
@@ -217,6 +220,9 @@ _clauses = clauses
 
 # "last" that is no opposite of "first": a time ("last month", "at last") or the verb ("the warranty lasts 3 years",
 # "it will last").
+# "a"/"an" after an amount or a count is "per": "£1,150 a week", "3 euros an hour", "twice a day" (then the how-often
+# terms: "£1,150 a week" meets "£1,150 per month" as two periods).
+_RATE = re.compile(r"(\d[\d,.]*\s*(?:[a-z%]+\s+)?|\b(?:once|twice|times)\s+)an?\s+(?=(?:hour|day|week|month|quarter|year)\b)")
 _LAST_AS_PREVIOUS = re.compile(r"\blast(?=\s+(?:week|month|year|night|weekend|season|summer|winter|spring|autumn|fall|time|decade|century)s?\b)|(?<=\bat\s)last\b"
                                r"|\blast(?:s|ed|ing)\b|(?P<verb>\b(?:will|to|can|could|should|may|might|would|does|do|did|must|not)\s+)last\b")
 
@@ -512,7 +518,7 @@ def _negated(terms: Sequence[str], turned: set[str]) -> tuple[list[list[str]], s
     for i, term in enumerate(terms):
         if term not in _NEGATION_WORDS:
             continue
-        if term == "without" and last is not None and i - last[0] <= _SCOPE:
+        if term == "without" and last is not None and i - last[0] <= _DOUBLE_NEGATION_REACH:
             # "not allowed without consent" = consent is required: two negations, one assertion
             if last[1] is not None and last[1] in scopes:
                 scopes.remove(last[1])
