@@ -141,19 +141,19 @@ def _swapped_words(claim: str, window: Window) -> list[str]:
     ("Councillor Raj Mehta proposed ..., Councillor Dana Whitlock seconded" told the other way round).  Words written
     twice are not compared, and words of one list ("flour and sugar" / "sugar and flour") are not swapped by a
     reordering."""
-    claim, shown = _one_word_names(claim)
+    claim, shown = _one_word_names(_WON_AGAINST.sub(_as_beat, claim))
     claim_words = content_words(claim)
     if len(claim_words) < 3:
         return []
     claim_places = _places(claim_words)
     for sentence in STOP_BREAK.split(window.text):
-        sentence = _one_word_names(sentence)[0]
+        sentence = _one_word_names(_WON_AGAINST.sub(_as_beat, sentence))[0]
         words = content_words(sentence)
         places = _places(words)
         shared = sorted(w for w in places if w in claim_places and places[w] != (None, None) and claim_places[w] != (None, None))
         for i, a in enumerate(shared):
             for b in shared[i + 1 :]:
-                if places[a] == places[b] or claim_places[a] != places[b] or claim_places[b] != places[a]:
+                if places[a] == places[b] or not _takes(claim_places[a], places[b]) or not _takes(claim_places[b], places[a]):
                     continue
                 if abs(words.index(a) - words.index(b)) > 1 and not _listed(sentence, a, b) \
                         and not _compounded(claim, sentence, a, b) and not _role_of(claim, sentence, a, b):
@@ -162,6 +162,22 @@ def _swapped_words(claim: str, window: Window) -> list[str]:
 
 
 _NAME_RUN = re.compile(r"\b[A-Z][\w'’-]*(?:\s+[A-Z][\w'’-]*)+")
+
+
+def _takes(claim_place: tuple[str | None, str | None], place: tuple[str | None, str | None]) -> bool:
+    """A claim word's place is another word's place in the evidence: the same neighbours, where the claim's sentence
+    ends or starts at the word the evidence may go on ("... beat Dunmore Athletic." / "beat Carrow Town 3-1 on
+    Saturday")."""
+    return claim_place == place or (any(claim_place) and all(c is None or c == p for c, p in zip(claim_place, place)))
+
+
+# One wording of a win, so that "Carrow Town won 3-1 against Dunmore" meets "Dunmore beat Carrow Town 3-1" as the two
+# teams trading places: "won (3-1) against / over" and "defeated" are "beat".
+_WON_AGAINST = re.compile(r"\b(?:won|wins|win)\b(?P<score>\s+\d+\s*[-–]\s*\d+)?\s+(?:against|over)\b|\bdefeat(?:ed|s)?\b", re.IGNORECASE)
+
+
+def _as_beat(match: re.Match[str]) -> str:
+    return f"beat{match.group('score') or ''}"
 
 
 def _one_word_names(text: str) -> tuple[str, dict[str, str]]:

@@ -123,6 +123,8 @@ _OPPOSITES_LIST = (
     # an exception turned around: "the tax rises except for households on pension credit" / "rises only for them"
     ("except", "only_to"),
     ("remove", "keep"), ("remove", "stay"), ("optional", "include"),
+    ("erase", "keep"), ("erase", "retain"), ("erase", "preserve"), ("delete", "keep"), ("delete", "retain"), ("wipe", "keep"),
+    ("lose", "keep"), ("reset", "keep"),
 )
 
 
