@@ -13,6 +13,10 @@ warranty lasts 3 years" a verb.
 ("Carrow Town won 3-1 against Dunmore" / "Dunmore beat Carrow Town 3-1") is the two teams trading places; a claim
 sentence may end where the evidence's goes on ("... on Saturday").
 
+**A thing given to another owner** (scoring/possessors.py): "Dunmore's goalkeeper Tom Reid" where the evidence says
+"Carrow's goalkeeper Tom Reid" (the same noun followed by the same word; "Carrow's desire to keep Byrne" is not
+"Liam's desire to move abroad").
+
 **"gloves are not provided" is no refusal**: the passive hedge "is not provided" marked it as one; a hedge needs "has
 not been provided" (or "is not specified / mentioned / stated / disclosed").
 
@@ -35,7 +39,8 @@ FORMS = "Submit the timesheet on the first working day of the month. Sales rose 
 LABOUR = "Unemployment stood at 4.2% in March, up from 3.9% a year earlier. Wages grew by 3%."
 FILTER = "Replace the cartridge every 4 weeks or after 150 litres, whichever comes first."
 ROUTER = "After a reset, port forwarding rules and parental controls are erased, but the firmware version is kept."
-MATCH = "Dunmore Athletic beat Carrow Town 3-1 on Saturday, with two goals from Liam Byrne."
+MATCH = ("Dunmore Athletic beat Carrow Town 3-1 on Saturday, with two goals from Liam Byrne. Carrow's goalkeeper Tom Reid "
+         "was sent off in the 81st minute. Despite wishing to keep Byrne, Carrow appreciated Liam's desire to move abroad.")
 
 
 @pytest.mark.parametrize("document, answer", [
@@ -47,6 +52,7 @@ MATCH = "Dunmore Athletic beat Carrow Town 3-1 on Saturday, with two goals from 
     (LABOUR, "Unemployment fell to 4.2% from 3.9% a year earlier."),
     (ROUTER, "Port forwarding rules are kept after a reset, but parental controls are erased."),
     (MATCH, "Carrow Town won 3-1 against Dunmore Athletic."),
+    (MATCH, "Dunmore's goalkeeper Tom Reid was sent off in the 81st minute."),
 ])
 def test_an_unfaithful_claim_is_contradicted(embedder, document: str, answer: str) -> None:
     result = score(embedder, document, answer)
@@ -62,6 +68,8 @@ def test_an_unfaithful_claim_is_contradicted(embedder, document: str, answer: st
     (LABOUR, "Unemployment rose to 4.2% from 3.9% a year earlier."),
     (ROUTER, "A reset erases port forwarding rules and parental controls but keeps the firmware version."),
     (MATCH, "Dunmore Athletic won 3-1 against Carrow Town."),
+    (MATCH, "Tom Reid, Carrow's goalkeeper, was sent off in the 81st minute."),
+    (MATCH, "Despite Carrow's desire to keep Byrne, they appreciated his wish to move abroad."),
 ])
 def test_a_faithful_claim_stays_grounded(embedder, document: str, answer: str) -> None:
     result = score(embedder, document, answer)

@@ -42,6 +42,7 @@ from ragtap.scoring.anchors import values_in_each_others_places
 from ragtap.scoring.exceptions import denied_things, exception_conflicts, negates_the_exception
 from ragtap.scoring.names import name_conflicts
 from ragtap.scoring.polarity import polarity_conflicts
+from ragtap.scoring.possessors import owner_swapped
 from ragtap.scoring.quantities import Quantity, agree, changes, contradicting, converted_within, quantities, stated_in
 from ragtap.scoring.sentences import STOP_BREAK
 from ragtap.scoring.words import MONTHS, stem
@@ -71,12 +72,18 @@ def _mismatches(claim: str, windows: Sequence[Window], vocabulary: DocumentVocab
     for rank, window in enumerate(candidates):
         conflicts = (*_number_conflicts(claim, window), *name_conflicts(claim, window, vocabulary, index), *_polarity_conflicts(claim, window, index),
                      *_exclusive_conflicts(claim, window), *_universal_conflicts(claim, window), *_swapped_words(claim, window),
-                     *exception_conflicts(claim, window), *values_in_each_others_places(claim, window.text), *_offset_turned(claim, window))
+                     *exception_conflicts(claim, window), *values_in_each_others_places(claim, window.text), *_offset_turned(claim, window),
+                     *owner_swapped(claim, window.text, _texts(index, window)))
         if not conflicts:
             return ()
         if rank == 0:
             found = conflicts
     return found
+
+
+def _texts(index: EvidenceIndex | None, window: Window) -> list[str]:
+    """Every evidence sentence (the window alone when there is no index)."""
+    return [window.text] if index is None else [s.text for s in index.sentences]
 
 
 def _polarity_conflicts(claim: str, window: Window, index: EvidenceIndex | None) -> list[str]:
