@@ -43,6 +43,7 @@ from ragtap.scoring.exceptions import denied_things, exception_conflicts, negate
 from ragtap.scoring.names import name_conflicts
 from ragtap.scoring.polarity import polarity_conflicts
 from ragtap.scoring.possessors import owner_swapped
+from ragtap.scoring.quantifiers import quantifier_conflicts
 from ragtap.scoring.quantities import Quantity, agree, changes, contradicting, converted_within, quantities, stated_in
 from ragtap.scoring.sentences import STOP_BREAK
 from ragtap.scoring.words import MONTHS, stem
@@ -73,7 +74,7 @@ def _mismatches(claim: str, windows: Sequence[Window], vocabulary: DocumentVocab
         conflicts = (*_number_conflicts(claim, window), *name_conflicts(claim, window, vocabulary, index), *_polarity_conflicts(claim, window, index),
                      *_exclusive_conflicts(claim, window), *_universal_conflicts(claim, window), *_swapped_words(claim, window),
                      *exception_conflicts(claim, window), *values_in_each_others_places(claim, window.text), *_offset_turned(claim, window),
-                     *owner_swapped(claim, window.text, _texts(index, window)))
+                     *owner_swapped(claim, window.text, _texts(index, window)), *quantifier_conflicts(claim, window))
         if not conflicts:
             return ()
         if rank == 0:
