@@ -41,9 +41,12 @@ from ragtap.scoring.lexical import (
     content_words,
     undotted_titles,
 )
+from ragtap.scoring.anchors import values_in_each_others_places
 from ragtap.scoring.exceptions import denied_things, exception_conflicts, negates_the_exception
 from ragtap.scoring.names import name_conflicts
 from ragtap.scoring.polarity import polarity_conflicts
+from ragtap.scoring.possessors import owner_swapped
+from ragtap.scoring.quantifiers import quantifier_conflicts
 from ragtap.scoring.quantities import Quantity, agree, changes, contradicting, converted_within, quantities, stated_in
 from ragtap.scoring.sentences import STOP_BREAK
 from ragtap.scoring.substitution import substitution_conflicts
@@ -62,7 +65,7 @@ def find_conflicts(claim: str, windows: Sequence[Window], vocabulary: DocumentVo
     `index`: all the documents' sentences, where a name of the claim is looked up (names.py)."""
     if not windows:
         return ()
-    return _mismatches(claim, windows, vocabulary, index) or denied_things(claim, windows)
+    return _mismatches(claim, windows, vocabulary, index) or denied_things(claim, windows) or _change_against_its_word(claim, windows[0])
 
 
 def _mismatches(claim: str, windows: Sequence[Window], vocabulary: DocumentVocabulary,
@@ -74,12 +77,19 @@ def _mismatches(claim: str, windows: Sequence[Window], vocabulary: DocumentVocab
     for rank, window in enumerate(candidates):
         conflicts = (*_number_conflicts(claim, window), *name_conflicts(claim, window, vocabulary, index), *_polarity_conflicts(claim, window, index),
                      *_exclusive_conflicts(claim, window), *_universal_conflicts(claim, window), *_swapped_words(claim, window),
-                     *exception_conflicts(claim, window), *substitution_conflicts(claim, window, index))
+                     *exception_conflicts(claim, window), *values_in_each_others_places(claim, window.text), *_offset_turned(claim, window),
+                     *owner_swapped(claim, window.text, _texts(index, window)), *quantifier_conflicts(claim, window),
+                     *substitution_conflicts(claim, window, index))
         if not conflicts:
             return ()
         if rank == 0:
             found = conflicts
     return found
+
+
+def _texts(index: EvidenceIndex | None, window: Window) -> list[str]:
+    """Every evidence sentence (the window alone when there is no index)."""
+    return [window.text] if index is None else [s.text for s in index.sentences]
 
 
 def _polarity_conflicts(claim: str, window: Window, index: EvidenceIndex | None) -> list[str]:
@@ -144,19 +154,19 @@ def _swapped_words(claim: str, window: Window) -> list[str]:
     ("Councillor Raj Mehta proposed ..., Councillor Dana Whitlock seconded" told the other way round).  Words written
     twice are not compared, and words of one list ("flour and sugar" / "sugar and flour") are not swapped by a
     reordering."""
-    claim, shown = _one_word_names(claim)
+    claim, shown = _one_word_names(_WON_AGAINST.sub(_as_beat, claim))
     claim_words = content_words(claim)
     if len(claim_words) < 3:
         return []
     claim_places = _places(claim_words)
     for sentence in STOP_BREAK.split(window.text):
-        sentence = _one_word_names(sentence)[0]
+        sentence = _one_word_names(_WON_AGAINST.sub(_as_beat, sentence))[0]
         words = content_words(sentence)
         places = _places(words)
         shared = sorted(w for w in places if w in claim_places and places[w] != (None, None) and claim_places[w] != (None, None))
         for i, a in enumerate(shared):
             for b in shared[i + 1 :]:
-                if places[a] == places[b] or claim_places[a] != places[b] or claim_places[b] != places[a]:
+                if places[a] == places[b] or not _takes(claim_places[a], places[b]) or not _takes(claim_places[b], places[a]):
                     continue
                 if abs(words.index(a) - words.index(b)) > 1 and not _listed(sentence, a, b) \
                         and not _compounded(claim, sentence, a, b) and not _role_of(claim, sentence, a, b):
@@ -165,6 +175,22 @@ def _swapped_words(claim: str, window: Window) -> list[str]:
 
 
 _NAME_RUN = re.compile(r"\b[A-Z][\w'’-]*(?:\s+[A-Z][\w'’-]*)+")
+
+
+def _takes(claim_place: tuple[str | None, str | None], place: tuple[str | None, str | None]) -> bool:
+    """A claim word's place is another word's place in the evidence: the same neighbours, where the claim's sentence
+    ends or starts at the word the evidence may go on ("... beat Dunmore Athletic." / "beat Carrow Town 3-1 on
+    Saturday")."""
+    return claim_place == place or (any(claim_place) and all(c is None or c == p for c, p in zip(claim_place, place)))
+
+
+# One wording of a win, so that "Carrow Town won 3-1 against Dunmore" meets "Dunmore beat Carrow Town 3-1" as the two
+# teams trading places: "won (3-1) against / over" and "defeated" are "beat".
+_WON_AGAINST = re.compile(r"\b(?:won|wins|win)\b(?P<score>\s+\d+\s*[-–]\s*\d+)?\s+(?:against|over)\b|\bdefeat(?:ed|s)?\b", re.IGNORECASE)
+
+
+def _as_beat(match: re.Match[str]) -> str:
+    return f"beat{match.group('score') or ''}"
 
 
 def _one_word_names(text: str) -> tuple[str, dict[str, str]]:
@@ -398,7 +424,11 @@ def _parts_about(claim: str, q: Quantity, segments: list[tuple[set[str], tuple[Q
     came second"), then those that add fewest words the claim lacks: "check out by 1 p.m." is about "must check
     out by 11 a.m.", not "late check-out until 1 p.m.": the claim dropped the qualifier of the number it took."""
     local = _context_of(claim, q) - _MONTHS  # "March 15": the month is part of the date compared, not what it dates
-    overlap = [len(local & words) for words, _ in segments]
+    # A part naming no period holds the claim's implicitly: in "a first permit costs £45 a year and a second £120",
+    # "£120 a year" is not about the first permit for its "year" (but "£25 per day" is about "£5 per day", not
+    # "£25 per week").
+    periods = local & _PERIODS
+    overlap = [len(local & words) + (len(periods) if not words & _PERIODS else 0) for words, _ in segments]
     best = max(overlap, default=0)
     tied = [i for i, n in enumerate(overlap) if n == best and n > 0]
     if len(tied) > 1 and any(stated_in(q, segments[i][1], strict=True) for i in tied) \
@@ -409,6 +439,55 @@ def _parts_about(claim: str, q: Quantity, segments: list[tuple[set[str], tuple[Q
             top = max(rank(i) for i in tied)
             tied = [i for i in tied if rank(i) == top]
     return [segments[i][1] for i in tied]
+
+
+_RISE = re.compile(r"\b(?:ris(?:e|es|en|ing)|rose|increas\w*|gr[eo]w\w*|climb\w*|jump\w*|soar\w*|gain\w*|up)\b")
+_FALL = re.compile(r"\b(?:f[ae]ll\w*|drop\w*|declin\w*|decreas\w*|shr[iau]nk\w*|slump\w*|plung\w*|down)\b")
+_LEAD_IN = 30  # characters before a change where the word saying which way it went stands ("rose to 61% from 67%")
+
+
+_OFFSET = re.compile(r"\s*[a-z]+['’]?\s+(before|after|prior\s+to|earlier\s+than|later\s+than|ahead\s+of)\b", re.IGNORECASE)
+
+
+def _offset_turned(claim: str, window: Window) -> list[str]:
+    """A time offset told the other way: "start them 2 days after you enter the area" where the evidence says "2 days
+    before entering", counted from the same thing.  Only an offset with its number: "back up before updating" /
+    "update after backing up" say the same, which order.py reads."""
+    stated = [(e, _OFFSET.match(window.text, e.end)) for e in quantities(window.text) if e.dimension == "time"]
+    for q in quantities(claim):
+        mine = _OFFSET.match(claim, q.end) if q.dimension == "time" else None
+        if mine is None:
+            continue
+        for e, theirs in stated:
+            if theirs is not None and agree(q, e) is True and _side(mine.group(1)) != _side(theirs.group(1)) \
+                    and _reference(claim, mine.end()) is not None and _reference(claim, mine.end()) == _reference(window.text, theirs.end()):
+                return [f"order: {q.describe()} {_side(mine.group(1))} vs {_side(theirs.group(1))}"]
+    return []
+
+
+def _reference(text: str, at: int) -> str | None:
+    """What an offset is counted from: the first content word after "before" / "after" ("2 days before [entering]";
+    "10 minutes after [baking]" and "10 minutes before [taking] it out" count from two things)."""
+    return next(iter(content_words(text[at : at + 40])), None)
+
+
+def _side(word: str) -> str:
+    return "after" if word.lower().startswith(("after", "later")) else "before"
+
+
+def _change_against_its_word(claim: str, window: Window) -> tuple[str, ...]:
+    """A change whose two values the evidence states, told with a word for the other way: "turnout rose to 61% from
+    67%" against "turnout was 61%, down from 67%".  The two values tie the claim to its evidence where its words
+    barely do ("turnout" alone), so this is checked whatever the window's coverage."""
+    lowered, stated = claim.lower(), quantities(window.text)
+    for old, new in changes(claim):
+        if old.value == new.value or not (stated_in(old, stated) and stated_in(new, stated)):
+            continue
+        lead = lowered[max(0, min(old.start, new.start) - _LEAD_IN) : min(old.start, new.start)]
+        said_up, said_down = bool(_RISE.search(lead)), bool(_FALL.search(lead))
+        if said_up != said_down and said_up != (new.value > old.value):
+            return (f"number: {'a rise' if said_up else 'a fall'} from {old.describe()} to {new.describe()}",)
+    return ()
 
 
 def _reversed_change(claim: str, window: Window) -> list[str]:
@@ -439,3 +518,4 @@ def _swapped(claim: str, q: Quantity, about_q: list[tuple[Quantity, ...]], other
 
 # A month is part of the date a number is compared as, not what it dates ("March 15").
 _MONTHS = frozenset(stem(m) for m in MONTHS)
+_PERIODS = frozenset(content_words("year annual month week day daily hour night"))
