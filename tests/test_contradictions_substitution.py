@@ -12,7 +12,7 @@ must be one the documents use for another thing: a member of the same closed cla
 times of day, sides), a name, or a word the documents write in the frame of the replaced one ("egg whites" / "egg
 yolks") or beside it in one sentence ("the modem ... the router").  Beside each wrong claim stand faithful neighbours
 of the same documents: paraphrases, synonyms, the facts merged or told in another order.  Every wrong case below
-comes back `grounded` on main c4ba8ec (the code before scoring/substitution.py).
+comes back `grounded` on main c4ba8ec and on main 9379d99 (the code without scoring/substitution.py).
 """
 
 from __future__ import annotations
@@ -101,7 +101,7 @@ SUBSTITUTIONS = [
 ]
 
 
-# Written after the rules above, in more domains (not blind): each wrong one grounded on main c4ba8ec.  Two more of
+# Written after the rules above, in more domains (not blind): each wrong one grounded on main c4ba8ec and 9379d99.  Two more of
 # that round are still missed and left out: a one-letter label ("terminal B" for "terminal A") and a meal put in the
 # place of a time of day ("two capsules at lunch" / "in the evening").
 BINS = ("Bins are emptied on Mondays in the north district and on Wednesdays in the south district. Garden waste is "
