@@ -268,7 +268,8 @@ def _spliced(claim: Sequence[str], slot: _Slot, stems: Sequence[str]) -> bool:
     after = slot.strength
     if end + after != len(claim):
         return False
-    return slot.i == 0 or any(_matching_before(claim, slot.i, stems, k) == slot.i for k in _places_of(stems, list(claim[slot.i : end])))
+    return slot.i == 0 or any(_matching_before(claim, slot.i, stems, k) == slot.i
+                              for k in _places_of(stems, list(claim[slot.i : end])))
 
 
 def _flanked_too(span: list[str], slot: _Slot, stems: Sequence[str]) -> bool:
@@ -291,9 +292,10 @@ def _one_phrase(sentence: str, stems: Sequence[str], slot: _Slot) -> bool:
     tokens = _all_stems(sentence)
     before = slot.before > 0
     span_word = stems[slot.j] if before else stems[slot.j + slot.evidence_length - 1]
-    flank = stems[slot.j - 1] if before else (stems[slot.j + slot.evidence_length] if slot.j + slot.evidence_length < len(stems) else None)
-    if flank is None:
+    end = slot.j + slot.evidence_length
+    if not before and end == len(stems):
         return False
+    flank = stems[slot.j - 1] if before else stems[end]
     for k, token in enumerate(tokens):
         if token != span_word:
             continue
@@ -314,7 +316,8 @@ def _in_brackets(sentence: str, span: list[str]) -> bool:
         depth -= token in ")]" and len(token) == 1 and depth > 0
         inside.append((token, depth > 0))
     n = len(span)
-    return any([t for t, _ in inside[k : k + n]] == span and all(b for _, b in inside[k : k + n]) for k in range(len(inside) - n + 1))
+    return any([t for t, _ in inside[k : k + n]] == span and all(b for _, b in inside[k : k + n])
+               for k in range(len(inside) - n + 1))
 
 
 def _stated_elsewhere(claim: Sequence[str], slot: _Slot, documents: Sequence[str]) -> bool:
@@ -343,8 +346,8 @@ def _own_place(claim: Sequence[str], slot: _Slot, sentence: Sequence[str]) -> in
         if list(sentence[k : k + slot.length]) != span:
             continue
         end = k + slot.length
-        best = max(best, _matching_before(claim, slot.i, sentence, k) + _matching_after(claim, slot.i + slot.length, sentence, end)
-                   + (slot.i == 0 and k == 0) + (slot.i + slot.length == len(claim) and end == len(sentence)))
+        fit = _matching_before(claim, slot.i, sentence, k) + _matching_after(claim, slot.i + slot.length, sentence, end)
+        best = max(best, fit + (slot.i == 0 and k == 0) + (slot.i + slot.length == len(claim) and end == len(sentence)))
     return best
 
 
@@ -455,7 +458,8 @@ def _different_things(mine: list[str], theirs: list[str], claim: str, sentence: 
     if mine_shown and theirs_shown and all(w in sentence_names and w in claim_names for w in mine_shown) \
             and all(w in sentence_names for w in theirs_shown) and not set(mine + theirs) & _CALENDAR \
             and _preposition_before(sentence, mine_shown[0]) == _preposition_before(sentence, theirs_shown[0]) is not None \
-            and not _one_run(claim, sentence, mine_shown, theirs_shown) and not _written_together(sentence, mine_shown, theirs_shown):
+            and not _one_run(claim, sentence, mine_shown, theirs_shown) \
+            and not _written_together(sentence, mine_shown, theirs_shown):
         return "name"
     # Common nouns only: a name told otherwise ("Chris" / "Christopher") is one thing, names are judged above.
     common = not set(mine_shown) & claim_names and not set(theirs_shown) & sentence_names
@@ -474,7 +478,8 @@ def _in_frame(span: list[str], frame: tuple[str, bool], documents: Sequence[str]
     for document in documents:
         tokens = [t for t in _all_stems(document) if t not in _ARTICLES]
         for k in range(len(tokens) - n + 1):
-            if tokens[k : k + n] == span and (k + n < len(tokens) and tokens[k + n] == word if after else k > 0 and tokens[k - 1] == word):
+            beside = (k + n < len(tokens) and tokens[k + n] == word) if after else (k > 0 and tokens[k - 1] == word)
+            if beside and tokens[k : k + n] == span:
                 return True
     return False
 
@@ -527,7 +532,8 @@ def _one_run(claim: str, sentence: str, mine: list[str], theirs: list[str]) -> b
                 return words - {word} - _TITLES - {"of", "the", "de"}
         return set()
 
-    return bool(run_of(claim, mine[0]) & run_of(sentence, theirs[0])) or bool(run_of(sentence, mine[0]) & run_of(sentence, theirs[0]))
+    theirs_run = run_of(sentence, theirs[0])
+    return bool(run_of(claim, mine[0]) & theirs_run) or bool(run_of(sentence, mine[0]) & theirs_run)
 
 
 _CALENDAR = frozenset(stem(w) for w in (*WEEKDAYS, *MONTHS))
