@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import re
 
+from ragtap.scoring.bounds import restated_bound
 from ragtap.scoring.quantities import Quantity, changes, hour_of_day, quantities, unit_scale, within_rounding
 
 _DISTRIBUTIVE = re.compile(r"\b(?:each|apiece|a piece|per|every|both)\b", re.IGNORECASE)
@@ -35,6 +36,8 @@ def derived(claim: Quantity, texts: tuple[str, ...], cued: bool = False) -> bool
     others = own + [q for text in texts[1:] for q in quantities(text) if not q.ordinal]
     if claim.ordinal or not others:
         return False
+    if restated_bound(claim, texts):  # "4 or more displays" for "more than 3 displays" (bounds.py)
+        return True
     if claim.slot == "%" and _CHANGE_WORD.search(texts[0]):  # "from 3,100 to 4,200, a 35% increase": a relative change
         return any(within_rounding(claim.value, change, claim.decimals, claim.hedged) for change in _relative_changes(others, texts))
     if claim.dimension == "multiple":  # "twice", "three times": a ratio
