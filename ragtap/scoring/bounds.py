@@ -195,3 +195,156 @@ def _around(text: str, q: Quantity) -> set[str]:
     right = next((m.start() for m in _CLAUSE.finditer(text, q.end)), len(text))
     words = set(content_words(text[max(left, q.start - _REACH) : min(right, q.end + _REACH)]))
     return words - set(content_words(q.text))
+
+
+# ---------------------------------------------------------------------------------------------- restrictions dropped
+
+_TOKEN = re.compile(r"[^\W\d_][\w'’-]*|\d[\d,.]*")
+# What may open the clause before the restricted noun ("[All] arrays over 4 kW", "[Only] children under 5") or stand
+# between it and its threshold ("passengers [aged] 65 and over", "employees [with] at least 2 years", "bags [weighing]
+# more than 23 kg"); a restriction is of the clause's subject, or of what a "for" / "to" names ("free for children
+# under 5"), never of a verb's object ("the fund raised over $2 million": a figure, not a kind of thing).
+_OPENING = frozenset("the a an all any every each only for to most".split())
+_LINK = frozenset("aged with of weighing costing earning measuring rated worth having that who which are is".split())
+# Words by which a claim restricts the thing itself, in its own words ("larger arrays", "these orders", "your child").
+_RESTRICTING = frozenset(stem(w) for w in "these those such this that your my our their his her its larger bigger smaller heavier lighter "
+                         "older younger big large small heavy light certain some qualifying eligible high higher low lower long longer "
+                         "senior elderly young many most several few particular specific".split())
+_CLAIM_CONDITION = re.compile(r"\b(?:if|when|whenever|unless|provided|depending|depends|only|where|once|as\s+long\s+as)\b", re.IGNORECASE)
+_NEGATIONS = re.compile(r"\b(?:not|no|never|none|cannot|n[’']t|without)\b", re.IGNORECASE)
+_PREDICATE = 2  # words of the evidence clause outside the restricted thing that the claim must say (what is said of it)
+
+
+@dataclass(frozen=True, slots=True)
+class _Restricted:
+    """A thing the evidence restricts by a threshold: its words (stems) and the clause saying something of it."""
+
+    nouns: frozenset[str]
+    shown: str
+    clause: str
+    quantity: Quantity | None = None  # the threshold's number
+    modifiers: tuple[str, ...] = ()  # the contrasting modifiers ("unexcused", "excused"): either in the claim restricts it
+
+
+def dropped_restrictions(claim: str, window: Window, index: EvidenceIndex | None = None) -> list[str]:
+    """The evidence says something of a thing restricted by a threshold or a contrasting modifier; the claim says it
+    of the thing at large, in the evidence's own words, with no number and no restriction of its own: "Arrays must be
+    notified to the network operator" against "Arrays over 4 kW must be notified to the network operator"; "More than
+    two absences result in a failing grade" where the sentence says "unexcused absences" and the documents also speak
+    of excused ones."""
+    if _CLAIM_CONDITION.search(claim):
+        return []
+    claim_tokens = [t.lower() for t in _TOKEN.findall(claim)]
+    claim_stems = [stem(t) for t in claim_tokens]
+    claim_words = set(content_words(claim))
+    claim_negated = bool(_NEGATIONS.search(claim))
+    own = quantities(claim)
+    for clause in _clauses(window.text):
+        if bool(_NEGATIONS.search(clause)) != claim_negated:
+            continue  # a negation on one side: polarity.py's
+        for restricted in _thresholds(clause):
+            threshold = restricted.quantity
+            if threshold is not None and any(q.dimension == threshold.dimension and _same_slot(q, threshold) for q in own):
+                continue  # the claim gives the thing a number of its own: bounds_conflicts compares them
+            if _said_at_large(restricted.nouns, claim_stems) and _says_the_same(claim_words, restricted):
+                return [f"restriction: {restricted.shown}"]
+        if index is not None:
+            for restricted in _contrasted(clause, index):
+                if _said_at_large(restricted.nouns, claim_stems) and _says_the_same(claim_words, restricted) \
+                        and not any(stem(w) in claim_stems for w in restricted.modifiers):
+                    return [f"restriction: {restricted.shown}"]
+    return []
+
+
+_CLAUSE_BREAK = re.compile(r"[;:]\s+|,\s+(?:and|but|or|while|whereas)\s+|\s+(?:but|while|whereas)\s+", re.IGNORECASE)
+
+
+def _clauses(text: str) -> list[str]:
+    return [c for s in STOP_BREAK.split(text) for c in _CLAUSE_BREAK.split(s) if c.strip()]
+
+
+def _thresholds(clause: str) -> list[_Restricted]:
+    """The things of the clause restricted by a threshold: a subject ("Arrays over 4 kW", "Passengers aged 65 and
+    over", "More than two unexcused absences") or what "for" / "to" names ("free for children under 5")."""
+    lowered = clause.lower()
+    out = []
+    for bound in bounds(clause):
+        if bound.negated:
+            continue
+        q = bound.quantity
+        phrase_start = lowered.rfind(bound.phrase.split()[0], 0, q.start + 1) if not bound.phrase.startswith(q.text) else q.start
+        before = [t for t in _TOKEN.findall(lowered[:phrase_start])]
+        # "Arrays over 4 kW", "passengers aged 65": the noun before the threshold, opening its clause
+        i = len(before) - 1
+        while i >= 0 and before[i] in _LINK:
+            i -= 1
+        if i >= 0 and before[i] not in STOPWORDS and all(t in _OPENING for t in before[:i][-2:]) and (i == 0 or before[i - 1] in _OPENING):
+            out.append(_Restricted(frozenset({stem(before[i])}), f"{before[i]} {bound.describe()}", clause, q))
+            continue
+        # "More than two unexcused absences result in ...": the thing counted, when the threshold opens the clause
+        if all(t in _OPENING for t in before) and q.dimension is None and q.slot:
+            after = [t for t in _TOKEN.findall(lowered[q.end :])][:2]
+            nouns = [t for t in after if t not in STOPWORDS][:2]
+            if nouns:
+                out.append(_Restricted(frozenset({stem(nouns[-1])}), f"{bound.describe()} {' '.join(nouns)}" if bound.phrase.startswith(("more", "less", "fewer", "at", "over", "under", "up", "no")) else bound.describe(), clause, q))
+    return out
+
+
+def _said_at_large(nouns: frozenset[str], claim_stems: list[str]) -> bool:
+    """The claim names the thing with no restricting word of its own just before it ("larger arrays", "your
+    child") nor a threshold just after it."""
+    for i, word in enumerate(claim_stems):
+        if word in nouns:
+            return not (set(claim_stems[max(0, i - 2) : i]) & _RESTRICTING)
+    return False
+
+
+def _says_the_same(claim_words: set[str], restricted: _Restricted) -> bool:
+    """The claim says what the clause says of the thing: `_PREDICATE` of its other words."""
+    said = set(content_words(restricted.clause)) - restricted.nouns - set(content_words(restricted.shown))
+    return len(said & claim_words) >= _PREDICATE
+
+
+_THRESHOLD_WORDS = frozenset("more less fewer than at least most over under up to no".split())
+_WORD_NUMBER = re.compile(r"(?:one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|twenty|thirty|fifty|hundred)")
+
+
+def _contrasted(clause: str, index: EvidenceIndex) -> list[_Restricted]:
+    """The things of the clause named with a modifier that the documents set against another of the same kind:
+    "unexcused absences" where another sentence speaks of "excused absences" (a negating prefix, or opposites:
+    domestic / international, full-time / part-time)."""
+    tokens = [t.lower() for t in _TOKEN.findall(clause)]
+    out = []
+    for at, (modifier, noun) in enumerate(zip(tokens, tokens[1:])):
+        if modifier in STOPWORDS or noun in STOPWORDS or not modifier.isalpha() and "-" not in modifier \
+                or not all(t in _OPENING or t in _THRESHOLD_WORDS or t[0].isdigit() or _WORD_NUMBER.fullmatch(t) for t in tokens[:at]):
+            continue  # the clause's subject only ("More than two unexcused absences result ..."), as for thresholds
+        for sentence in index.sentences:
+            if sentence.text.lower().find(noun) < 0:
+                continue
+            other_tokens = [t.lower() for t in _TOKEN.findall(sentence.text)]
+            for other, same in zip(other_tokens, other_tokens[1:]):
+                if stem(same) == stem(noun) and other != modifier and _contrasting(modifier, other):
+                    out.append(_Restricted(frozenset({stem(noun)}), f"{modifier} {noun}", clause, modifiers=(modifier, other)))
+                    break
+            else:
+                continue
+            break
+    return out
+
+
+# Kinds a document sets against each other ("full-time students" / "part-time students"); and any word against itself
+# with a negating prefix ("excused" / "unexcused", "refundable" / "non-refundable").  Not colours, months, ordinals:
+# "scored twice in the second half" / "scored twice" drops a detail, not a kind.
+_KINDS = tuple(frozenset(pair.split("/")) for pair in (
+    "full-time/part-time", "domestic/international", "internal/external", "public/private", "permanent/temporary",
+    "indoor/outdoor", "new/used", "new/existing", "adult/child", "residential/commercial", "manual/automatic",
+    "economy/business", "economy/first", "regular/premium", "standard/premium", "standard/express", "resident/non-resident"))
+_PREFIXES = ("un", "non-", "non", "in", "im", "ir", "il", "dis")
+
+
+def _contrasting(a: str, b: str) -> bool:
+    if frozenset((a, b)) in _KINDS:
+        return True
+    short, long = sorted((a, b), key=len)
+    return any(long == prefix + short for prefix in _PREFIXES) and len(short) >= 4

@@ -31,7 +31,7 @@ import re
 from collections.abc import Sequence
 
 from ragtap.scoring.alignment import EvidenceIndex, Window
-from ragtap.scoring.bounds import bound_conflicts
+from ragtap.scoring.bounds import bound_conflicts, dropped_restrictions
 from ragtap.scoring.derived import derived
 from ragtap.scoring.lexical import (
     STOPWORDS,
@@ -71,7 +71,7 @@ def _mismatches(claim: str, windows: Sequence[Window], vocabulary: DocumentVocab
     for rank, window in enumerate(candidates):
         conflicts = (*_number_conflicts(claim, window), *name_conflicts(claim, window, vocabulary, index), *_polarity_conflicts(claim, window),
                      *_exclusive_conflicts(claim, window), *_universal_conflicts(claim, window), *_swapped_words(claim, window),
-                     *exception_conflicts(claim, window), *bound_conflicts(claim, window))
+                     *exception_conflicts(claim, window), *bound_conflicts(claim, window), *dropped_restrictions(claim, window, index))
         if not conflicts:
             return ()
         if rank == 0:
