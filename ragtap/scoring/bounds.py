@@ -85,6 +85,9 @@ _JUST = re.compile(r"\b(?:just|slightly|a\s+little|well)\s+$")  # "just over 1,0
 _NEGATED = re.compile(r"\b(?:not|never|n[’']t|cannot|avoid|avoiding)\b[^.;:!?,]{0,80}$")
 
 
+_NUMBER_NEXT = re.compile(r"\s*[$€£]?\s*\d")  # "$3.2 million a day and over [$1 billion]": the next number's bound
+
+
 def bounds(text: str) -> tuple[Bound, ...]:
     """The bounded numbers of `text`, in order.  Not years, dates, times of the day or ordinals; not "over" a span
     of time ("paid over 12 months" spreads, it does not bound)."""
@@ -115,7 +118,7 @@ def _bound_of(lowered: str, q: Quantity) -> Bound | None:
     if lowered[q.end : q.end + 1] == "+" or q.text.endswith(("-plus", "plus")):
         return Bound(q, True, True, f"{q.text}+")
     after = _AFTER_PHRASE.match(lowered, q.end)
-    if after is not None and not re.search(r"[,;.:]", after.group(0)):
+    if after is not None and not re.search(r"[,;.:]", after.group(0)) and not _NUMBER_NEXT.match(lowered, after.end()):
         lower, inclusive = _AFTER[after.group(1)]
         return Bound(q, lower, inclusive, f"{q.text}{after.group(0)}")
     return None
@@ -239,6 +242,7 @@ def dropped_restrictions(claim: str, window: Window, index: EvidenceIndex | None
     claim_words = set(content_words(claim))
     claim_negated = bool(_NEGATIONS.search(claim))
     own = quantities(claim)
+    evidence_words = {stem(t.lower()) for t in _TOKEN.findall(window.text)}
     for clause in _clauses(window.text):
         if bool(_NEGATIONS.search(clause)) != claim_negated:
             continue  # a negation on one side: polarity.py's
@@ -246,13 +250,45 @@ def dropped_restrictions(claim: str, window: Window, index: EvidenceIndex | None
             threshold = restricted.quantity
             if threshold is not None and any(q.dimension == threshold.dimension and _same_slot(q, threshold) for q in own):
                 continue  # the claim gives the thing a number of its own: bounds_conflicts compares them
-            if _said_at_large(restricted.nouns, claim_stems) and _says_the_same(claim_words, restricted):
+            if _said_at_large(restricted.nouns, claim_stems, evidence_words) and _says_the_same(claim_words, restricted):
                 return [f"restriction: {restricted.shown}"]
         if index is not None:
             for restricted in _contrasted(clause, index):
-                if _said_at_large(restricted.nouns, claim_stems) and _says_the_same(claim_words, restricted) \
+                if _said_at_large(restricted.nouns, claim_stems, evidence_words) and _says_the_same(claim_words, restricted) \
                         and not any(stem(w) in claim_stems for w in restricted.modifiers):
                     return [f"restriction: {restricted.shown}"]
+    return _dropped_condition(claim, claim_words, claim_negated, window)
+
+
+_CONDITIONAL = r"(?:only\s+)?(?:if|provided(?:\s+that)?|as\s+long\s+as|unless|on\s+condition\s+that)"
+_FRONTED = re.compile(rf"^\s*{_CONDITIONAL}\s+(?P<condition>[^,;]+),\s*(?:then\s+)?(?P<main>[^;]+)$", re.IGNORECASE)
+_TRAILING = re.compile(rf"^(?P<main>[^;]+?)\s*,?\s+{_CONDITIONAL}\s+(?P<condition>[^;]+)$", re.IGNORECASE)
+# A condition of having or wanting something ("if equipped", "if you wish", "if necessary"): an answer speaks to
+# someone who has it; dropping it asserts nothing the reader would act on wrongly.
+_OWN_CHOICE = frozenset(stem(w) for w in "equipped equip fitted installed available applicable necessary needed need required desired "
+                        "want wish prefer like choose possible any so".split())
+
+
+_YES = re.compile(r"^\s*yes\b", re.IGNORECASE)  # an unconditional answer to a yes/no question
+
+
+def _dropped_condition(claim: str, claim_words: set[str], claim_negated: bool, window: Window) -> list[str]:
+    """The evidence says something on a condition ("Refunds are given if the item is unused", "Only if the form is
+    signed, the deposit is returned") and the claim answers "Yes" with it, with no condition and none of the
+    condition's words ("Yes, refunds are given")."""
+    if not _YES.match(claim):
+        return []  # (a statement without "Yes" restating a conditional sentence's main clause is mostly a hedge or a summary)
+    for sentence in STOP_BREAK.split(window.text):
+        sentence = sentence.rstrip(" .!?")
+        found = _FRONTED.match(sentence) or _TRAILING.match(sentence)
+        if found is None or bool(_NEGATIONS.search(found.group("main"))) != claim_negated:
+            continue
+        main = set(content_words(found.group("main")))
+        distinct = set(content_words(found.group("condition"))) - main
+        if not distinct or distinct & _OWN_CHOICE or distinct & claim_words:
+            continue
+        if len(main & claim_words) >= _PREDICATE and len(claim_words - main) <= len(claim_words) // 3:
+            return [f"condition dropped: {' '.join(found.group(0)[found.start('condition') - found.start():].split()[:8]).lower()}"]
     return []
 
 
@@ -278,11 +314,11 @@ def _thresholds(clause: str) -> list[_Restricted]:
         i = len(before) - 1
         while i >= 0 and before[i] in _LINK:
             i -= 1
-        if i >= 0 and before[i] not in STOPWORDS and all(t in _OPENING for t in before[:i][-2:]) and (i == 0 or before[i - 1] in _OPENING):
+        if i >= 0 and before[i] not in STOPWORDS and _subject_place(before[:i]):
             out.append(_Restricted(frozenset({stem(before[i])}), f"{before[i]} {bound.describe()}", clause, q))
             continue
         # "More than two unexcused absences result in ...": the thing counted, when the threshold opens the clause
-        if all(t in _OPENING for t in before) and q.dimension is None and q.slot:
+        if _subject_place(before) and q.dimension is None and q.slot:
             after = [t for t in _TOKEN.findall(lowered[q.end :])][:2]
             nouns = [t for t in after if t not in STOPWORDS][:2]
             if nouns:
@@ -290,12 +326,29 @@ def _thresholds(clause: str) -> list[_Restricted]:
     return out
 
 
-def _said_at_large(nouns: frozenset[str], claim_stems: list[str]) -> bool:
+_GIVEN = frozenset("open available offered given limited restricted reserved applies apply granted paid".split())  # "open [to] X", not "to deliver"
+
+
+def _subject_place(before: list[str]) -> bool:
+    """The words before a noun put it where a restriction restricts what the clause speaks of: opening the clause
+    ("[All] arrays over 4 kW must ..."), or named by "for" / "to" ("free [for] children under 5", "open [to]
+    full-time students"); not a verb's object ("the fund raised over $2 million")."""
+    if all(t in _OPENING for t in before):
+        return True
+    while before and before[-1] in ("the", "a", "an", "all", "any", "every", "each", "only"):
+        before = before[:-1]
+    return bool(before) and (before[-1] == "for" or (before[-1] == "to" and len(before) > 1 and before[-2] in _GIVEN))
+
+
+def _said_at_large(nouns: frozenset[str], claim_stems: list[str], evidence_words: set[str]) -> bool:
     """The claim names the thing with no restricting word of its own just before it ("larger arrays", "your
-    child") nor a threshold just after it."""
+    child"), nor a modifier the evidence lacks ("unjustified absences" for "unexcused absences": the claim's own
+    word for the restriction)."""
     for i, word in enumerate(claim_stems):
         if word in nouns:
-            return not (set(claim_stems[max(0, i - 2) : i]) & _RESTRICTING)
+            before = claim_stems[i - 1] if i else ""
+            own_modifier = bool(before) and before not in STOPWORDS and before.isalpha() and before not in evidence_words
+            return not (set(claim_stems[max(0, i - 2) : i]) & _RESTRICTING) and not own_modifier
     return False
 
 
@@ -317,7 +370,7 @@ def _contrasted(clause: str, index: EvidenceIndex) -> list[_Restricted]:
     out = []
     for at, (modifier, noun) in enumerate(zip(tokens, tokens[1:])):
         if modifier in STOPWORDS or noun in STOPWORDS or not modifier.isalpha() and "-" not in modifier \
-                or not all(t in _OPENING or t in _THRESHOLD_WORDS or t[0].isdigit() or _WORD_NUMBER.fullmatch(t) for t in tokens[:at]):
+                or not (_subject_place(tokens[:at]) or all(t in _OPENING or t in _THRESHOLD_WORDS or t[0].isdigit() or _WORD_NUMBER.fullmatch(t) for t in tokens[:at])):
             continue  # the clause's subject only ("More than two unexcused absences result ..."), as for thresholds
         for sentence in index.sentences:
             if sentence.text.lower().find(noun) < 0:
