@@ -46,7 +46,7 @@ class Bound:
     def closed(self) -> tuple[bool, float, bool]:
         """(lower, value, inclusive) with a whole count's exclusive bound made the next count's inclusive one ("more
         than 3 displays" = "4 or more displays"); a measure's stays exclusive ("more than 2 years")."""
-        value = in_base_unit(self.quantity)
+        value = self.quantity.value
         if not self.inclusive and _whole(self.quantity):
             return self.lower, value + (1 if self.lower else -1), True
         return self.lower, value, self.inclusive
@@ -85,6 +85,7 @@ _JUST = re.compile(r"\b(?:just|slightly|a\s+little|well)\s+$")  # "just over 1,0
 _NEGATED = re.compile(r"\b(?:not|never|n[’']t|cannot|avoid|avoiding)\b[^.;:!?,]{0,80}$")
 
 
+_BEFOREHAND = re.compile(r"(?:\s*[^\W\d_][\w'’-]*)?\s+(?:before|prior|in\s+advance|ahead|earlier|ago|beforehand)\b")
 _NUMBER_NEXT = re.compile(r"\s*[$€£]?\s*\d")  # "$3.2 million a day and over [$1 billion]": the next number's bound
 
 
@@ -103,6 +104,8 @@ def bounds(text: str) -> tuple[Bound, ...]:
 
 
 def _bound_of(lowered: str, q: Quantity) -> Bound | None:
+    if q.dimension == "time" and _BEFOREHAND.match(lowered, q.end):
+        return None  # "up to 24 hours before the visit" is "at least 24 hours ahead": the bound is read backwards
     head = lowered[max(0, q.start - 40) : q.start]
     before = _BEFORE_PHRASE.search(head)
     if before is not None:
@@ -129,7 +132,7 @@ def _whole(q: Quantity) -> bool:
     return q.dimension in (None, "multiple") and q.decimals == 0 and q.slot != "%" and float(q.value).is_integer()
 
 
-_ROUGH = 1000  # a bound on thousands is an estimate ("over 150,000 people" / "at least 150,000"): the one at the edge is no matter
+_ROUGH = 1000  # a count of thousands is an estimate ("over 150,000 people" / "at least 150,000"): the one at the edge is no matter
 
 
 def _same(a: Bound, b: Bound) -> bool:
@@ -137,7 +140,7 @@ def _same(a: Bound, b: Bound) -> bool:
     counts; any edge for thousands)."""
     if a.lower != b.lower:
         return False
-    if a.inclusive == b.inclusive or min(a.quantity.value, b.quantity.value) >= _ROUGH:
+    if a.inclusive == b.inclusive or (_whole(a.quantity) and _whole(b.quantity) and min(a.quantity.value, b.quantity.value) >= _ROUGH):
         return True
     return _whole(a.quantity) and _whole(b.quantity) and a.closed() == b.closed()
 
@@ -147,9 +150,17 @@ def _same_number(a: Bound, b: Bound) -> bool:
     words restate ("4 or more" / "more than 3")."""
     if a.negated != b.negated or not _same_slot(a.quantity, b.quantity):
         return False
-    if math.isclose(in_base_unit(a.quantity), in_base_unit(b.quantity)):
+    if math.isclose(*_values(a.quantity, b.quantity)):
         return True
     return _whole(a.quantity) and _whole(b.quantity) and a.lower == b.lower and a.closed() == b.closed()
+
+
+def _values(a: Quantity, b: Quantity) -> tuple[float, float]:
+    """The two values to compare: in their dimension's base unit when both have it ("2 years" / "24 months"), else as
+    written ("older than 8" / "at least 8 years old")."""
+    if a.dimension is not None and a.dimension == b.dimension:
+        return in_base_unit(a), in_base_unit(b)
+    return a.value, b.value
 
 
 def _same_slot(a: Quantity, b: Quantity) -> bool:
