@@ -171,17 +171,21 @@ def _same_slot(a: Quantity, b: Quantity) -> bool:
 
 
 def restated_bound(claim: Quantity, texts: tuple[str, ...]) -> bool:
-    """The claim's number restates a bound of the evidence in other words: "4 or more displays" for "more than 3
-    displays" (texts[0] the claim, then its evidence): no missing number, no changed one."""
+    """The claim's number restates a bound of the evidence with the next count: "4 or more displays" for "more than
+    3 displays" (texts[0] the claim, then its evidence): no missing number, no changed one."""
     mine = next((b for b in bounds(texts[0]) if b.quantity.start == claim.start and b.quantity.value == claim.value), None)
     if mine is None:
         return False
-    return any(_same_number(mine, b) and _same(mine, b) for text in texts[1:] for b in bounds(text))
+    # only the next count's bound: a value the evidence writes as such is compared by the number check as usual (a
+    # claim giving economy's "up to 23 kg" to business class still meets business class's "up to 32 kg")
+    return any(_same_number(mine, b) and _same(mine, b) and mine.quantity.value != b.quantity.value for text in texts[1:] for b in bounds(text))
 
 
 def bound_conflicts(claim: str, window: Window) -> list[str]:
-    """A bound of the claim on a number its evidence bounds otherwise: "3 or more displays" where the sentence says
-    "more than 3 displays", "over 65" where it says "65 and over", "fewer than 4 tablets" for "up to 4 tablets".
+    """A bound of the claim on a number its evidence bounds the same way with another edge: "3 or more displays"
+    where the sentence says "more than 3 displays", "over 65" where it says "65 and over", "fewer than 4 tablets" for
+    "up to 4 tablets".  Not a bound the other way: "if you are no more than 30 minutes late, there is no charge" tells
+    "more than 30 minutes late costs a day" from the other side, with a negation elsewhere in the sentence.
     Where the evidence bounds that number in several places, the claim must disagree with those about the same
     thing as the claim's (most words in common around the number), and agree with none."""
     evidence = bounds(window.text)
@@ -190,8 +194,8 @@ def bound_conflicts(claim: str, window: Window) -> list[str]:
     out = []
     for mine in bounds(claim):
         paired = [b for b in evidence if _same_number(mine, b)]
-        if not paired or any(_same(mine, b) for b in paired):
-            continue
+        if not paired or any(_same(mine, b) for b in paired) or all(b.lower != mine.lower for b in paired):
+            continue  # (a bound the other way is mostly the complement told with a negation elsewhere: polarity.py's)
         around = _around(claim, mine.quantity)
         overlap = [len(around & _around(window.text, b.quantity)) for b in paired]
         if max(overlap) > 0:
