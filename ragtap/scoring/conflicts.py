@@ -31,7 +31,7 @@ import re
 from collections.abc import Sequence
 
 from ragtap.scoring.alignment import EvidenceIndex, Window
-from ragtap.scoring.bounds import bound_conflicts, dropped_restrictions
+from ragtap.scoring.bounds import bound_conflicts
 from ragtap.scoring.derived import derived
 from ragtap.scoring.lexical import (
     STOPWORDS,
@@ -43,6 +43,7 @@ from ragtap.scoring.exceptions import denied_things, exception_conflicts, negate
 from ragtap.scoring.names import name_conflicts
 from ragtap.scoring.polarity import polarity_conflicts
 from ragtap.scoring.quantities import Quantity, agree, changes, contradicting, converted_within, quantities, stated_in
+from ragtap.scoring.restrictions import dropped_restrictions
 from ragtap.scoring.sentences import STOP_BREAK
 from ragtap.scoring.words import MONTHS, stem
 
