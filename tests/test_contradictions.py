@@ -213,6 +213,20 @@ def test_framing_sentences_and_references_to_the_context_stay_grounded(embedder)
     assert reasons[0] == "framing" and reasons[-1] == "framing"
 
 
+def test_a_lists_announcement_is_framing_but_not_a_count_or_a_member(embedder) -> None:
+    # "there are several things ..." announces the list that follows (DelucionQA's annotators call it supported, the
+    # old rule found its words missing); a count or a member named in it is a claim.
+    answer = ("Yes, there are several things to keep in mind about expense claims. "
+              "Expense claims must be submitted within 30 days of purchase.")
+    result = score(embedder, HR_POLICY, answer, "Is there anything I should know about expense claims?")
+    assert result.verdict is Verdict.GROUNDED, (result.explanation, outcomes(result))
+    assert [c.reason for c in result.claims if c.of == "answer"][0] == "framing"
+    for claim in ("There are three ways to submit an expense claim.",
+                  "There are several things to know, including that claims are paid within 5 days."):
+        judged = score(embedder, HR_POLICY, claim)
+        assert [c.reason for c in judged.claims if c.of == "answer"][0] != "framing", outcomes(judged)
+
+
 def test_a_refusal_does_not_hide_an_invented_claim(embedder) -> None:
     answer = ("The documents do not mention the price of the Business plan. "
               "However, the Business plan costs 49 dollars a month and includes daily snapshots to another region.")

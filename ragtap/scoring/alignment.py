@@ -22,6 +22,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from ragtap.scoring.lexical import content_words
+from ragtap.scoring.lossy import lost_words
 from ragtap.scoring.passages import word_windows
 from ragtap.scoring.sentences import ABBREVIATIONS
 
@@ -87,11 +88,13 @@ def _sentences_of(text: str, document: int) -> tuple[EvidenceSentence, ...]:
 class EvidenceIndex:
     """The evidence sentences of one interaction, indexed by content word."""
 
-    __slots__ = ("sentences", "_postings", "_weight", "_unseen")
+    __slots__ = ("sentences", "lossy", "_postings", "_weight", "_unseen")
 
     def __init__(self, texts: Sequence[tuple[int, str]]) -> None:
         """`texts`: (document index, text) pairs; the supporting content may take part as document -1."""
         self.sentences: list[EvidenceSentence] = [s for document, text in texts for s in _sentences_of(text, document)]
+        # documents that lost words in extraction: they cannot witness a missing negation (lossy.py)
+        self.lossy: frozenset[int] = frozenset(document for document, text in texts if lost_words(text))
         postings: dict[str, list[int]] = {}
         for index, sentence in enumerate(self.sentences):
             for word in sentence.words:

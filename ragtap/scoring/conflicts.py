@@ -70,7 +70,7 @@ def _mismatches(claim: str, windows: Sequence[Window], vocabulary: DocumentVocab
     candidates = [w for w in windows if w.coverage >= max(MIN_COVERAGE, windows[0].coverage - TIE)]
     found: tuple[str, ...] = ()
     for rank, window in enumerate(candidates):
-        conflicts = (*_number_conflicts(claim, window), *name_conflicts(claim, window, vocabulary, index), *_polarity_conflicts(claim, window),
+        conflicts = (*_number_conflicts(claim, window), *name_conflicts(claim, window, vocabulary, index), *_polarity_conflicts(claim, window, index),
                      *_exclusive_conflicts(claim, window), *_universal_conflicts(claim, window), *_swapped_words(claim, window),
                      *exception_conflicts(claim, window), *bound_conflicts(claim, window), *dropped_restrictions(claim, window, index))
         if not conflicts:
@@ -80,9 +80,9 @@ def _mismatches(claim: str, windows: Sequence[Window], vocabulary: DocumentVocab
     return found
 
 
-def _polarity_conflicts(claim: str, window: Window) -> list[str]:
+def _polarity_conflicts(claim: str, window: Window, index: EvidenceIndex | None) -> list[str]:
     """polarity.py's, but a negation the evidence words as an exception ("not covered" / "except ...") agrees."""
-    found = polarity_conflicts(claim, window)
+    found = polarity_conflicts(claim, window, lossy=index is not None and window.document in index.lossy)
     if "negation" in found and negates_the_exception(claim, window):
         return [c for c in found if c != "negation"]
     return found

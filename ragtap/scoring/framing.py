@@ -5,8 +5,8 @@
 judged as claims, their words are missing from the documents and "3" or "49" become missing numbers, so clean
 answers of strong models (which frame more) were flagged.  Two cases:
 
-- a whole sentence of framing (an introduction to what follows, ending in ':'; a sentence about the summary, the
-  passage or the answer itself) is not judged;
+- a whole sentence of framing (an introduction to what follows, ending in ':', or announcing "several things" to
+  keep in mind; a sentence about the summary, the passage or the answer itself) is not judged;
 - a framing *prefix* ("Based on the passage, ...", "According to the document, ...", "The article reports that ...",
   "In summary, ...") and *references to the context* ("(passage 3)", "[2]", "as described in document 1") are cut
   out, and the rest of the sentence is judged as the claim.
@@ -53,13 +53,22 @@ _WHOLE = (
     # "It's important to note that the passage ...", "Note that the article does not ..."
     re.compile(rf"^\s*(?:it(?:'s|’s| is)\s+(?:important|worth)\s+(?:to\s+)?not(?:e|ing)\s+that\s+|note\s+that\s+|however,\s+)?{_THE}\s+{_GIVEN}{_TEXT_NOUN}\s+(?:does\s+not|doesn't|do\s+not|don't|appears?|seems?|is\s+(?:a|an)\b|are\s+(?:a|an)\b|contains?|includes?|consists?)", re.I),
 )
+# A list's announcement: "Yes, there are several things to keep in mind when loading the roof rack." -- what follows
+# is the list; the sentence names no member ("including ...", "such as ..." and a colon make it a claim or an
+# introduction, judged or cut as such) and no count ("three ways" can be wrong).
+_ANNOUNCED = re.compile(
+    r"^\s*(?:(?:yes|sure|certainly)[,!.]?\s+)?there\s+(?:are|is)\s+(?:several|a\s+few|some|many|various|a\s+number\s+of|multiple)\s+"
+    r"(?:\w+\s+)?(?:things|tips|hints|ways|steps|points|factors|options|precautions|considerations|methods|recommendations|guidelines|instructions)\b"
+    r"(?![^.!?]*\b(?:including|such\s+as|like|namely|e\.g)\b)[^,:;]*[.!]?\s*$",
+    re.IGNORECASE,
+)
 _WORDS_IN = re.compile(r"\b(?:in|within|under|of)\s+(?:about\s+|around\s+|exactly\s+)?\d{1,4}\s+words\b", re.I)
 
 
 def whole_sentence_framing(claim: str) -> bool:
     """True when the whole claim is about the answer or the documents (never judged)."""
     text = claim.strip()
-    if any(p.search(text) for p in _WHOLE) or _WORDS_IN.search(text):
+    if any(p.search(text) for p in _WHOLE) or _WORDS_IN.search(text) or _ANNOUNCED.match(text):
         return True
     # An introduction to what follows: "To change a tire, follow these steps:" (a restatement of the question).
     return text.endswith(":") and len(text.split()) <= 30

@@ -211,8 +211,9 @@ def _clauses(text: str) -> list[str]:
 
 
 
-def polarity_conflicts(claim: str, best: Window) -> list[str]:
-    """Why each clause of the claim turns its evidence clause in `best` around (negation, opposite, order)."""
+def polarity_conflicts(claim: str, best: Window, *, lossy: bool = False) -> list[str]:
+    """Why each clause of the claim turns its evidence clause in `best` around (negation, opposite, order).
+    `lossy`: the evidence's document lost words in extraction (lossy.py), so a negation it lacks may be one it lost."""
     read = [(c, _terms(c)) for c in _clauses(best.text)]
     evidence_clauses = [(c, _words(c, terms), terms) for c, terms in read]
     sentences = [(s, _words(s)) for s in STOP_BREAK.split(best.text) if s.strip()]
@@ -247,7 +248,7 @@ def polarity_conflicts(claim: str, best: Window) -> list[str]:
         reasons = []
         for i in (i for i, n in overlap.items() if n == most):
             text, held, terms = evidence_clauses[i]
-            flips, why = _flips(clause, text, clause_terms, terms, words & held, window_terms, warned=warned)
+            flips, why = _flips(clause, text, clause_terms, terms, words & held, window_terms, warned=warned, lossy=lossy)
             if not flips:
                 break
             reasons.append(why)
@@ -411,7 +412,8 @@ def _affirmed(terms: list[str]) -> set[str]:
 
 
 def _flips(claim: str, evidence: str, claim_terms: list[str], evidence_terms: list[str], shared: set[str],
-           window_terms: Sequence[str] = (), *, opposites_only: bool = False, warned: bool = False) -> tuple[int, str]:
+           window_terms: Sequence[str] = (), *, opposites_only: bool = False, warned: bool = False,
+           lossy: bool = False) -> tuple[int, str]:
     """How the claim clause turns the evidence clause around: (1 when it does, else 0; the reasons).
 
     Opposites first ("decreased" / "increased", "unclear" / "clear").  A negation whose first word is one side of an
@@ -450,7 +452,8 @@ def _flips(claim: str, evidence: str, claim_terms: list[str], evidence_terms: li
     scant = bool(plain_side & _SCANT)  # "could make little headway" = "was unable to make much headway"
     # a warning against what the other side forbids ("dangerous" / "never"; the claim's anywhere in its sentence)
     warned_against = (bool(plain_side & _WARNING) or (warned and not claim_negates)) and bool({"never", "do"} & negating_side)
-    if claim_negates != evidence_negates and not (claim_heads and evidence_heads) and not ceased and not scant and not warned_against:
+    lost = lossy and claim_negates  # the evidence's negation may be a word its extraction lost
+    if claim_negates != evidence_negates and not (claim_heads and evidence_heads) and not ceased and not scant and not warned_against and not lost:
         own = claim_heads if claim_negates else []
         if not any(_same_negation(mine, theirs) for mine in own for theirs in _negated(list(window_terms), turned)[0]):
             reasons.append("negation")
