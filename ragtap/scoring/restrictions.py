@@ -90,17 +90,20 @@ def dropped_restrictions(claim: str, window: Window, index: EvidenceIndex | None
     if _CLAIM_CONDITION.search(claim):
         return []
     said = _Claim.of(claim)
-    evidence_words = {stem(t.lower()) for t in _TOKEN.findall(window.text)}
-    contrasts = _modifiers_by_noun(tuple(s.text for s in index.sentences)) if index is not None else {}
+    kinds = _kinds_by_noun(tuple(s.text for s in index.sentences)) if index is not None else {}
+    contrasted_here = {w for w in said.stems if w in kinds}  # nouns the claim names that the documents name in two kinds
+    evidence_words: set[str] | None = None
     for clause in _clauses(window.text):
         if bool(_NEGATIONS.search(clause)) != said.negated:
             continue  # a negation on one side: polarity.py's
-        for restricted in (*_thresholds(clause), *_contrasted(clause, said.stems, contrasts)):
+        for restricted in (*_thresholds(clause), *(_contrasted(clause, contrasted_here, kinds) if contrasted_here else ())):
             threshold = restricted.threshold
             if threshold is not None and any(q.dimension == threshold.dimension and same_slot(q, threshold) for q in said.numbers):
                 continue  # the claim gives the thing a number of its own (bounds.py compares them)
-            if any(stem(m) in said.stems for m in restricted.modifiers):
+            if any(stem(m) in said.stems for m in restricted.modifiers) or restricted.noun not in said.stems:
                 continue
+            if evidence_words is None:
+                evidence_words = {stem(t.lower()) for t in _TOKEN.findall(window.text)}
             if _said_at_large(restricted.noun, said.stems, evidence_words) and _says_the_same(said.words, restricted):
                 return [f"restriction: {restricted.shown}"]
     return _dropped_condition(claim, said, window)
@@ -113,7 +116,8 @@ def _clauses(text: str) -> list[str]:
     return [c for s in STOP_BREAK.split(text) for c in _CLAUSE_BREAK.split(s) if c.strip()]
 
 
-def _thresholds(clause: str) -> list[_Restricted]:
+@functools.lru_cache(maxsize=4096)
+def _thresholds(clause: str) -> tuple[_Restricted, ...]:
     """The things of the clause restricted by a threshold: its subject ("Arrays over 4 kW", "Passengers aged 65 and
     over", "More than two unexcused absences") or what "for" / "open to" names ("free for children under 5")."""
     lowered = clause.lower()
@@ -134,7 +138,7 @@ def _thresholds(clause: str) -> list[_Restricted]:
             if nouns:
                 shown = bound.describe() if bound.start == q.start else f"{bound.describe()} {' '.join(nouns)}"
                 out.append(_Restricted(stem(nouns[-1]), shown, clause, q))
-    return out
+    return tuple(out)
 
 
 def _subject_place(before: list[str]) -> bool:
@@ -148,39 +152,6 @@ def _subject_place(before: list[str]) -> bool:
     return bool(before) and (before[-1] == "for" or (before[-1] == "to" and len(before) > 1 and before[-2] in _GIVEN))
 
 
-def _contrasted(clause: str, claim_stems: list[str], contrasts: dict[str, frozenset[str]]) -> list[_Restricted]:
-    """The things of the clause, named by the claim, that the clause names with a modifier the documents set against
-    another of the same kind: "unexcused absences" where another sentence speaks of "excused absences".  Only the
-    clause's subject (after a threshold perhaps: "More than two unexcused absences ...") or what "for" / "open to"
-    names, as for thresholds.  `contrasts`: each noun of the documents (stem) to the words written before it."""
-    tokens = [t.lower() for t in _TOKEN.findall(clause)]
-    out = []
-    for at, (modifier, noun) in enumerate(zip(tokens, tokens[1:])):
-        head = stem(noun)
-        if head not in claim_stems or modifier in STOPWORDS or noun in STOPWORDS or not modifier[0].isalpha():
-            continue
-        opening = tokens[:at]
-        if not (_subject_place(opening) or all(t in _OPENING or t in _THRESHOLD_WORDS or t[0].isdigit() or _WORD_NUMBER.fullmatch(t) for t in opening)):
-            continue
-        other = next((o for o in sorted(contrasts.get(head, ())) if o != modifier and _contrasting(modifier, o)), None)
-        if other is not None:
-            out.append(_Restricted(head, f"{modifier} {noun}", clause, modifiers=(modifier, other)))
-    return out
-
-
-@functools.lru_cache(maxsize=256)
-def _modifiers_by_noun(sentences: tuple[str, ...]) -> dict[str, frozenset[str]]:
-    """Each word of the documents (stem) to the words written right before it: the kinds they name ("excused" and
-    "unexcused" for "absenc").  Cached by the documents' sentences: documents recur across requests."""
-    found: dict[str, set[str]] = {}
-    for sentence in sentences:
-        tokens = [t.lower() for t in _TOKEN.findall(sentence)]
-        for modifier, noun in zip(tokens, tokens[1:]):
-            if modifier not in STOPWORDS and modifier[0].isalpha():
-                found.setdefault(stem(noun), set()).add(modifier)
-    return {noun: frozenset(modifiers) for noun, modifiers in found.items()}
-
-
 # Kinds a document sets against each other ("full-time students" / "part-time students"); and any word against itself
 # with a negating prefix ("excused" / "unexcused", "refundable" / "non-refundable").  Not colours, months, ordinals:
 # "scored twice in the second half" / "scored twice" drops a detail, not a kind.
@@ -189,6 +160,50 @@ _KINDS = frozenset(frozenset(pair.split("/")) for pair in (
     "indoor/outdoor", "new/used", "new/existing", "adult/child", "residential/commercial", "manual/automatic",
     "economy/business", "economy/first", "regular/premium", "standard/premium", "standard/express", "resident/non-resident"))
 _PREFIXES = ("un", "non-", "non", "in", "im", "ir", "il", "dis")
+_KIND_WORDS = frozenset().union(*_KINDS)
+
+
+def _contrasted(clause: str, nouns: set[str], kinds: dict[str, tuple[tuple[str, str], ...]]) -> list[_Restricted]:
+    """The things of the clause among `nouns` (those the claim names) that the clause names with a modifier the
+    documents set against another of the same kind: "unexcused absences" where another sentence speaks of "excused
+    absences".  Only the clause's subject (after a threshold perhaps: "More than two unexcused absences ...") or what
+    "for" / "open to" names, as for thresholds.  `kinds`: `_kinds_by_noun` of the documents."""
+    tokens = [t.lower() for t in _TOKEN.findall(clause)]
+    out = []
+    for at, (modifier, noun) in enumerate(zip(tokens, tokens[1:])):
+        head = stem(noun)
+        if head not in nouns:
+            continue
+        other = next((b for a, b in kinds[head] if a == modifier), None)
+        opening = tokens[:at]
+        if other is not None and (_subject_place(opening) or all(t in _OPENING or t in _THRESHOLD_WORDS or t[0].isdigit()
+                                                                  or _WORD_NUMBER.fullmatch(t) for t in opening)):
+            out.append(_Restricted(head, f"{modifier} {noun}", clause, modifiers=(modifier, other)))
+    return out
+
+
+@functools.lru_cache(maxsize=256)
+def _kinds_by_noun(sentences: tuple[str, ...]) -> dict[str, tuple[tuple[str, str], ...]]:
+    """Each noun (stem) the documents write after two contrasting modifiers, to those pairs, both ways: "absenc" ->
+    (("unexcused", "excused"), ("excused", "unexcused")).  Cached by the documents' sentences: documents recur
+    across requests."""
+    text = " | ".join(sentences).lower()  # (a noun is never taken from the next sentence)
+    vocabulary = set(_TOKEN.findall(text))
+    # first the words that have a contrasting word among the documents' (few do), then the nouns written after them
+    negated = {(w, w[len(p) :]) for w in vocabulary for p in _PREFIXES if w.startswith(p) and len(w) - len(p) >= 4 and w[len(p) :] in vocabulary}
+    candidates = {w for pair in negated for w in pair} | (vocabulary & _KIND_WORDS)
+    written: dict[str, set[str]] = {}
+    for modifier in candidates:
+        if modifier not in STOPWORDS:
+            for match in re.finditer(rf"(?<![\w'’-]){re.escape(modifier)}\s+([^\W\d_][\w'’-]*)", text):
+                if match.group(1) not in STOPWORDS:
+                    written.setdefault(stem(match.group(1)), set()).add(modifier)
+    kinds = {}
+    for noun, modifiers in written.items():
+        pairs = tuple((a, b) for a in sorted(modifiers) for b in sorted(modifiers) if a != b and _contrasting(a, b))
+        if pairs:
+            kinds[noun] = pairs
+    return kinds
 
 
 def _contrasting(a: str, b: str) -> bool:
