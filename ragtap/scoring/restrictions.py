@@ -160,6 +160,7 @@ _KINDS = frozenset(frozenset(pair.split("/")) for pair in (
     "indoor/outdoor", "new/used", "new/existing", "adult/child", "residential/commercial", "manual/automatic",
     "economy/business", "economy/first", "regular/premium", "standard/premium", "standard/express", "resident/non-resident"))
 _PREFIXES = ("un", "non-", "non", "in", "im", "ir", "il", "dis")
+_PREFIX_STARTS = frozenset(p[:2] for p in _PREFIXES)
 _KIND_WORDS = frozenset().union(*_KINDS)
 
 
@@ -190,7 +191,8 @@ def _kinds_by_noun(sentences: tuple[str, ...]) -> dict[str, tuple[tuple[str, str
     text = " | ".join(sentences).lower()  # (a noun is never taken from the next sentence)
     vocabulary = set(_TOKEN.findall(text))
     # first the words that have a contrasting word among the documents' (few do), then the nouns written after them
-    negated = {(w, w[len(p) :]) for w in vocabulary for p in _PREFIXES if w.startswith(p) and len(w) - len(p) >= 4 and w[len(p) :] in vocabulary}
+    negated = {(w, w[len(p) :]) for w in vocabulary if w[:2] in _PREFIX_STARTS for p in _PREFIXES
+               if w.startswith(p) and len(w) - len(p) >= 4 and w[len(p) :] in vocabulary}
     candidates = {w for pair in negated for w in pair} | (vocabulary & _KIND_WORDS)
     written: dict[str, set[str]] = {}
     for modifier in candidates:
