@@ -136,6 +136,7 @@ def test_bounds_and_restrictions(embedder, document: str, answer: str, faithful:
     ("more than 3 displays", True, False), ("3 displays or more", True, True), ("passengers aged 65 and over", True, True),
     ("at least 18", True, True), ("18+ only", True, True), ("children under 5", False, False), ("5 or younger", False, True),
     ("up to 4 tablets", False, True), ("no more than 20 students", False, True), ("fewer than 4", False, False),
+    ("one bag weighing up to 23 kg", False, True), ("ages 12 and up", True, True),
 ])
 def test_a_bound_is_read_with_its_direction_and_edge(text: str, lower: bool, inclusive: bool) -> None:
     (bound,) = bounds(text)
@@ -143,7 +144,7 @@ def test_a_bound_is_read_with_its_direction_and_edge(text: str, lower: bool, inc
 
 
 @pytest.mark.parametrize("text", ["the years leading up to 2016", "paid over 12 months", "up to 24 hours before the visit",
-                                  "just over 1,000 points", "reopened in 2024"])
+                                  "just over 1,000 points", "reopened in 2024", "5 restaurants and more shops"])
 def test_what_is_no_bound(text: str) -> None:
     assert bounds(text) == ()
 

@@ -64,12 +64,15 @@ _BEFORE = {
 _BEFORE_PHRASE = re.compile(r"\b(" + "|".join(sorted((re.escape(p) for p in _BEFORE), key=len, reverse=True)) + r")\s+(?:the\s+age\s+of\s+)?[$€£]?\s*$")
 # Bound phrases after the number and what it counts ("3 displays or more", "65 and over", "18 years or older", "18+").
 _AFTER = {
-    **{f"{j} {w}": (True, True) for j in ("or", "and") for w in ("more", "over", "above", "older", "greater", "higher", "longer", "up", "upwards")},
-    **{f"{j} {w}": (False, True) for j in ("or", "and") for w in ("less", "fewer", "under", "below", "younger", "lower", "shorter")},
-}
+    **{f"or {w}": (True, True) for w in ("more", "over", "above", "older", "greater", "higher", "longer")},
+    **{f"and {w}": (True, True) for w in ("over", "above", "older", "up", "upwards")},
+    **{f"or {w}": (False, True) for w in ("less", "fewer", "under", "below", "younger", "lower", "shorter")},
+    **{f"and {w}": (False, True) for w in ("under", "below", "younger")},
+}  # (not "and more", "and less": "5 restaurants and more shops" adds, it does not bound)
 _AFTER_PHRASE = re.compile(r"(?:\s*[^\W\d_][\w-]*){0,3}?\s+(" + "|".join(re.escape(p) for p in _AFTER) + r")\b")
 # "leading up to", "building up to": a way to a point, not a bound
-_A_WAY_UP = re.compile(r"\b(?:\w+ing|lead|leads|led|build|builds|built|work|works|run|runs|count|counts|move|moves|moved|go|goes|went)\s+$")
+_A_WAY_UP = re.compile(r"\b(?:lead|leads|leading|led|build|builds|building|built|work|works|working|run|runs|running|count|counts|counting|"
+                       r"move|moves|moving|moved|go|goes|going|went|add|adds|adding|ramp|ramping|gear|gearing|live|living|lived)\s+$")
 _JUST = re.compile(r"\b(?:just|slightly|a\s+little|well)\s+$")  # "just over 1,000": a rounding, its edge no matter
 
 
