@@ -1,5 +1,5 @@
 """Issue 21: a claim that restates the bound or the condition of its evidence wrongly, while its words mostly match.
-Cases of our own, in twelve domains; each unfaithful one came back grounded on the code before (main at 35a1470).
+Cases of our own, in nineteen domains; each unfaithful one came back grounded on the code before (main at 35a1470).
 
 **A bound told with the wrong edge** (`scoring/bounds.py`, `bound_conflicts`): "3 or more displays" where the
 sentence says "more than 3 displays", "over 65" for "65 and over", "aged 12 or under" for "under 12", "fewer than 4
@@ -18,7 +18,8 @@ against another of its kind ("unexcused absences", where they also speak of excu
 no restricting word of its own.  And a "Yes" that drops the whole condition of its sentence ("Yes, pets are
 allowed" / "Pets are allowed only if the landlord agrees in writing").  Faithful neighbours: the restriction in
 the claim's own words ("larger arrays, over 4 kW", "young children", "unjustified absences"), the condition kept,
-and a detail no other sentence contrasts ("the red brake warning light" / "the brake light").
+a detail no other sentence contrasts ("the red brake warning light" / "the brake light"), and a condition the claim copies
+from its evidence ("when accompanied by a paying adult"), which restricts nothing in the claim's own words.
 """
 
 from __future__ import annotations
@@ -124,7 +125,46 @@ RESTRICTIONS = [
 ]
 
 
-@pytest.mark.parametrize("document,answer,faithful", BOUNDS + RESTRICTIONS)
+# a second set, written after the rules to probe their precision in seven more domains: faithful answers around
+# thresholds, kinds and conditions, and five wrong ones (grounded on 35a1470)
+LIBRARY = ("Registered members can borrow up to 10 books at a time. Unregistered visitors may read in the reference room. "
+           "Books are lent for three weeks and can be renewed online twice.")
+HOTEL = ("Guests staying more than 7 nights receive a free airport transfer. Breakfast is served from 7 to 10 in the "
+         "main restaurant. Late check-out until 2 pm costs 30 euros.")
+CAR = ("If the tyre pressure warning light comes on, check the pressure of all four tyres when they are cold. The "
+       "spare wheel is under the boot floor. Vehicles with the winter package have heated front seats.")
+UNIVERSITY = ("International students must hold a valid study visa. Domestic students pay a tuition fee of 9,250 pounds a "
+              "year. All students can use the library 24 hours a day during exam weeks.")
+PHONE = ("The phone is water resistant to a depth of 1.5 metres for up to 30 minutes. Fast charging works with "
+         "adapters of 25 W or more. Unlocked phones can be used with any carrier.")
+RESTAURANT = ("Dishes marked with a leaf are vegetarian. Children under 10 eat free on Sundays when accompanied by a "
+              "paying adult. Tables for more than 8 people must be booked by phone.")
+COUNCIL = ("The council approved a plan to plant more than 5,000 trees by 2030. Residents over 70 will get free bus "
+           "passes from April. The new library, which cost 12 million pounds, opens in June.")
+
+SECOND = [
+    (LIBRARY, "Registered members may borrow as many as 10 books at once.", True),
+    (LIBRARY, "Visitors who are not registered can read in the reference room.", True),
+    (HOTEL, "If you stay more than 7 nights, the airport transfer is free.", True),
+    (HOTEL, "Guests staying 7 nights or more receive a free airport transfer.", False),
+    (CAR, "When the tyre pressure warning light comes on, check all four tyres while they are cold.", True),
+    (CAR, "Vehicles with the winter package have heated front seats.", True),
+    (UNIVERSITY, "International students need a valid study visa.", True),
+    (UNIVERSITY, "Students must hold a valid study visa.", False),
+    (UNIVERSITY, "All students can use the library around the clock during exam weeks.", True),
+    (PHONE, "Fast charging needs an adapter of at least 25 W.", True),
+    (PHONE, "Fast charging works with adapters of more than 25 W.", False),
+    (PHONE, "The phone can stay under 1.5 metres of water for up to 30 minutes.", True),
+    (RESTAURANT, "On Sundays, children under 10 eat free with a paying adult.", True),
+    (RESTAURANT, "Children eat free on Sundays when accompanied by a paying adult.", False),
+    (RESTAURANT, "Tables for over 8 people have to be booked by phone.", True),
+    (COUNCIL, "The council approved a plan to plant over 5,000 trees by 2030.", True),
+    (COUNCIL, "Residents over 70 will get free bus passes from April.", True),
+    (COUNCIL, "Residents will get free bus passes from April.", False),
+]
+
+
+@pytest.mark.parametrize("document,answer,faithful", BOUNDS + RESTRICTIONS + SECOND)
 def test_bounds_and_restrictions(embedder, document: str, answer: str, faithful: bool) -> None:
     result = score(embedder, document, answer)
     assert (result.verdict is Verdict.GROUNDED) == faithful, (result.verdict, outcomes(result))

@@ -53,7 +53,8 @@ _WORD_NUMBER = re.compile(r"(?:one|two|three|four|five|six|seven|eight|nine|ten|
 _RESTRICTING = frozenset(stem(w) for w in "these those such this that your my our their his her its larger bigger smaller heavier lighter "
                          "older younger big large small heavy light certain some qualifying eligible high higher low lower long longer "
                          "senior elderly young many most several few particular specific".split())
-_CLAIM_CONDITION = re.compile(r"\b(?:if|when|whenever|unless|provided|depending|depends|only|where|once|as\s+long\s+as)\b", re.IGNORECASE)
+_CLAIM_CONDITION = re.compile(r"\b(?:if|when|whenever|unless|provided|depending|depends|only|where|once|as\s+long\s+as)\b(?P<condition>[^,;:.]*)",
+                              re.IGNORECASE)
 _NEGATIONS = re.compile(r"\b(?:not|no|never|none|cannot|n[’']t|without)\b", re.IGNORECASE)
 _PREDICATE = 2  # words of the evidence clause outside the restricted thing that the claim must say (what is said of it)
 
@@ -87,7 +88,7 @@ class _Claim:
 def dropped_restrictions(claim: str, window: Window, index: EvidenceIndex | None = None) -> list[str]:
     """Why the claim says of a thing at large what `window` says of part of it (empty when it does not).  `index`:
     all the documents' sentences, where a contrasting modifier is looked up."""
-    if _CLAIM_CONDITION.search(claim):
+    if _own_condition(claim, window.text):
         return []
     said = _Claim.of(claim)
     kinds = _kinds_by_noun(tuple(s.text for s in index.sentences)) if index is not None else {}
@@ -107,6 +108,15 @@ def dropped_restrictions(claim: str, window: Window, index: EvidenceIndex | None
             if _said_at_large(restricted.noun, said.stems, evidence_words) and _says_the_same(said.words, restricted):
                 return [f"restriction: {restricted.shown}"]
     return _dropped_condition(claim, said, window)
+
+
+def _own_condition(claim: str, evidence: str) -> bool:
+    """The claim sets a condition of its own ("Arrays must be notified if they are large"): it may restrict the thing
+    in its own words.  Not one it copies from the evidence ("Children eat free on Sundays when accompanied by a
+    paying adult" / "Children under 10 eat free on Sundays when accompanied by a paying adult"): that restricts
+    nothing the evidence does not."""
+    said = set(content_words(evidence))
+    return any(not set(content_words(m.group("condition"))) <= said or not m.group("condition").strip() for m in _CLAIM_CONDITION.finditer(claim))
 
 
 _CLAUSE_BREAK = re.compile(r"[;:]\s+|,\s+(?:and|but|or|while|whereas)\s+|\s+(?:but|while|whereas)\s+", re.IGNORECASE)
