@@ -15,8 +15,9 @@ more than 2" is no "more than 2"); a span read backwards ("up to 24 hours before
 threshold ("Arrays over 4 kW must be notified", "free for children under 5") or by a modifier the documents set
 against another of its kind ("unexcused absences", where they also speak of excused ones; "full-time residents" /
 "part-time residents"), and the claim says it of the thing at large, in the evidence's words, with no number and
-no restricting word of its own.  And a "Yes" that drops the whole condition of its sentence ("Yes, pets are
-allowed" / "Pets are allowed only if the landlord agrees in writing").  Faithful neighbours: the restriction in
+no restricting word of its own.  And a "Yes" that drops the condition of its sentence, or one of its parts joined by
+"and" ("Yes, pets are allowed" / "Pets are allowed only if the landlord agrees in writing"; "Yes, refunds are given
+for items returned within 30 days" / "if the item is unused and returned within 30 days").  Faithful neighbours: the restriction in
 the claim's own words ("larger arrays, over 4 kW", "young children", "unjustified absences"), the condition kept,
 a detail no other sentence contrasts ("the red brake warning light" / "the brake light"), and a condition the claim copies
 from its evidence ("when accompanied by a paying adult"), which restricts nothing in the claim's own words.
@@ -116,6 +117,8 @@ RESTRICTIONS = [
     (GYM, "The brake light on the treadmill comes on when the emergency stop is pulled.", True),
     (RETURNS, "Yes, refunds are given.", False),
     (RETURNS, "Yes, refunds are given if the item is unused and comes back within 30 days with its receipt.", True),
+    (RETURNS, "Yes, refunds are given for items returned within 30 days with the receipt.", False),  # one part of it dropped
+    (RETURNS, "Yes, refunds are given for unused items returned within 30 days with the receipt.", True),
     (DEPOSIT, "Yes, the deposit is returned within 14 days.", False),
     (DEPOSIT, "Yes, the deposit is returned within 14 days, as long as the apartment is clean and undamaged.", True),
     (DEPOSIT, "Yes, you get the deposit back within 14 days if you leave the apartment clean and undamaged.", True),

@@ -244,7 +244,9 @@ def _says_the_same(claim_words: set[str], restricted: _Restricted) -> bool:
     return len(said & claim_words) >= _PREDICATE
 
 
-_CONDITIONAL = r"(?:only\s+)?(?:if|provided(?:\s+that)?|as\s+long\s+as|unless|on\s+condition\s+that)"
+# "provided" only as a conjunction ("provided that", "provided you ..."), not "the provided # 40 torx driver"
+_CONDITIONAL = (r"(?:only\s+)?(?:if|(?<!the\s)(?<!a\s)(?:provided|providing)(?:\s+that|(?=\s+(?:you|it|they|he|she|we|the|your|all|both|there)\b))"
+                r"|as\s+long\s+as|unless|on\s+condition\s+that)")
 _FRONTED = re.compile(rf"^\s*{_CONDITIONAL}\s+(?P<condition>[^,;]+),\s*(?:then\s+)?(?P<main>[^;]+)$", re.IGNORECASE)
 _TRAILING = re.compile(rf"^(?P<main>[^;]+?)\s*,?\s+{_CONDITIONAL}\s+(?P<condition>[^;]+)$", re.IGNORECASE)
 # A condition of having or wanting something ("if equipped", "if you wish", "if necessary"): an answer speaks to
@@ -256,8 +258,10 @@ _YES = re.compile(r"^\s*yes\b", re.IGNORECASE)  # an unconditional answer to a y
 
 def _dropped_condition(claim: str, said: _Claim, window: Window) -> list[str]:
     """The evidence says something on a condition ("Refunds are given if the item is unused", "Only if the form is
-    signed, the deposit is returned") and the claim answers "Yes" with it, with no condition and none of the
-    condition's words ("Yes, refunds are given"); most of the claim's words are the main clause's."""
+    signed, the deposit is returned") and the claim answers "Yes" with it, with none of the words of the condition,
+    or of one of its parts joined by "and" ("Yes, refunds are given for items returned within 30 days" / "if the
+    item is unused and returned within 30 days"; the part's subject, "the item", may stand in the claim); most of
+    the claim's words are the sentence's."""
     if not _YES.match(claim):
         return []
     for sentence in STOP_BREAK.split(window.text):
@@ -265,9 +269,16 @@ def _dropped_condition(claim: str, said: _Claim, window: Window) -> list[str]:
         if found is None or bool(_NEGATIONS.search(found.group("main"))) != said.negated:
             continue
         main = set(content_words(found.group("main")))
-        distinct = set(content_words(found.group("condition"))) - main
-        if not distinct or distinct & _OWN_CHOICE or distinct & said.words:
+        condition = set(content_words(found.group("condition")))
+        if len(main & said.words) < _PREDICATE or len(said.words - main - condition) > len(said.words) // 3:
             continue
-        if len(main & said.words) >= _PREDICATE and len(said.words - main) <= len(said.words) // 3:
-            return [f"condition dropped: {' '.join(found.group('condition').lower().split()[:8])}"]
+        for part in _PARTS.split(found.group("condition")):
+            distinct = set(content_words(_SUBJECT.sub("", part))) - main
+            if distinct and not distinct & _OWN_CHOICE and not distinct & said.words:
+                return [f"condition dropped: {' '.join(part.lower().split()[:8])}"]
     return []
+
+
+_PARTS = re.compile(r"\s*,?\s+and\s+|\s*,\s*", re.IGNORECASE)  # "the item is unused and returned within 30 days"
+_SUBJECT = re.compile(r"^\s*(?:(?:the|a|an|your|its|their|his|her)\s+)?[^\W\d_][\w'’-]*\s+(?=(?:is|are|was|were|has|have|had|remains?|stays?)\b)",
+                      re.IGNORECASE)  # "[the item] is unused": what the part is about, which the claim may name
