@@ -26,6 +26,7 @@ from ragtap.scoring.metrics import closest_passage, compute_scores
 from ragtap.scoring.order import sequence_conflicts
 from ragtap.scoring.passages import DEFAULT_MAX_WORDS, DEFAULT_QRD_WINDOW_WORDS, Passage, question_windows, split_passages
 from ragtap.scoring.refusal import DEFAULT_REFUSAL_DETECTOR, RefusalDetector
+from ragtap.scoring.replies import judge_reply
 from ragtap.scoring.verdict import assess
 from ragtap.types import Assessment, ClaimSupport, Interaction, Thresholds
 
@@ -131,7 +132,8 @@ def _claims(plan: _Plan, vectors: np.ndarray, policy: ScoringPolicy, question: s
     answer = [judge_claim(claim, vector(row), evidence, policy.claims) for claim, row in zip(plan.answer_claims, plan.answer_claim_rows)]
     answer = sequence_conflicts([c.checked_text for c in plan.answer_claims], answer, documents.index, plan.documents)
     if answer_text and question and all(c.supported is None for c in answer):
-        short = judge_short_answer(answer_text, question, documents)
+        # Nothing judgeable alone: a one-word answer, or a yes/no reply, read with its question.
+        short = judge_short_answer(answer_text, question, documents) or judge_reply(answer_text, question, documents.index)
         if short is not None:
             answer = [short]
     return (*answer, *judged)

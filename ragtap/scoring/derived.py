@@ -5,17 +5,19 @@ or changed).
 A sum or a difference ("15 + 30 minutes: 45 minutes in all"), a value times a count that a text distributes ("two
 midterms at 20% each: 40%") or a span of the unit it is given per ("£6,000 a year for three years"), a multiple the
 claim states ("double the weekday price"), a ratio ("twice"), a relative change ("from 3,100 to 4,200, a 35% rise"),
-the hours between two times, the years between two years or a year and a span.  Tight on purpose: the same unit,
+the hours between two times, the days between two dates, the years between two years or a year and a span.  Tight on purpose: the same unit,
 rounding at the claim's own precision (or its hedge), so that an invented number is still one the evidence does not
 give.
 """
 
 from __future__ import annotations
 
+import math
 import re
 
 from ragtap.scoring.bounds import restated_bound
 from ragtap.scoring.quantities import Quantity, changes, hour_of_day, quantities, unit_scale, within_rounding
+from ragtap.scoring.sentences import STOP_BREAK
 
 _DISTRIBUTIVE = re.compile(r"\b(?:each|apiece|a piece|per|every|both)\b", re.IGNORECASE)
 _PER_UNIT = re.compile(r"\b(?:a|an|per|each|every)\s+(hour|day|week|month|year)\b")  # "£6,000 a year": what a span counts
@@ -33,7 +35,10 @@ def derived(claim: Quantity, texts: tuple[str, ...], cued: bool = False) -> bool
     than", "each") or multiplies by a count of its own ("two nights cost 280 dollars"): a claim that merely states
     "5 years" for a warranty of 3 (and a battery of 2) is a changed number, not a sum."""
     own = [q for q in quantities(texts[0]) if q != claim and not q.ordinal]
-    others = own + [q for text in texts[1:] for q in quantities(text) if not q.ordinal]
+    # Each evidence sentence once: the aligned windows and the closest passage overlap, and a value read twice from
+    # one sentence is no second addend.
+    sentences = dict.fromkeys(s.strip() for text in texts[1:] for s in STOP_BREAK.split(text) if s.strip())
+    others = own + [q for sentence in sentences for q in quantities(sentence) if not q.ordinal]
     if claim.ordinal or not others:
         return False
     if restated_bound(claim, texts):  # "4 or more displays" for "more than 3 displays" (bounds.py)
@@ -45,6 +50,8 @@ def derived(claim: Quantity, texts: tuple[str, ...], cued: bool = False) -> bool
     if claim.dimension == "time":  # the time between two times of the day, or two years
         hours = claim.value * unit_scale(claim.slot or "") / 3600
         if any(within_rounding(hours, gap, claim.decimals, claim.hedged) for gap in _gaps(texts)):
+            return True
+        if claim.slot in ("day", "week") and _days_between_dates(claim, texts):
             return True
         if claim.slot == "year":
             years = [q.value for q in others if q.is_year]
@@ -61,8 +68,23 @@ def derived(claim: Quantity, texts: tuple[str, ...], cued: bool = False) -> bool
     return any(_derived_as(claim, kind, own, others, texts, cued) for kind in kinds)
 
 
+_MONTH_STARTS = dict(zip("jan feb mar apr may jun jul aug sep oct nov dec".split(), (0, 31, 59, 90, 120, 151, 181, 212, 243, 273, 304, 334)))
+
+
+def _days_between_dates(claim: Quantity, texts: tuple[str, ...]) -> bool:
+    """The days between two dates of the texts ("detected on 3 February ... notified on 5 February": "two days after"),
+    in a year without 29 February, at the claim's precision."""
+    days = claim.value * unit_scale(claim.slot or "") / 86400
+    dates = {_MONTH_STARTS[month] + q.value for text in texts for q in quantities(text)
+             if (q.slot or "").startswith("day_of_") and (month := q.slot[len("day_of_"):]) in _MONTH_STARTS}
+    return any(within_rounding(days, abs(a - b), claim.decimals, claim.hedged) for a in dates for b in dates if a != b)
+
+
 def _derived_as(claim: Quantity, kind: str, own: list[Quantity], others: list[Quantity], texts: tuple[str, ...], cued: bool) -> bool:
-    family = [q.value for q in others if _family(q) == kind]
+    # A value the claim restates from its evidence is one addend, not two: "€15 with a Youth Card" in the claim and in
+    # the evidence do not make 30.
+    stated = [q.value for q in others[len(own):] if _family(q) == kind]
+    family = stated + [q.value for q in own if _family(q) == kind and not any(math.isclose(q.value, v) for v in stated)]
     candidates: list[float] = []
     if not cued or _WORKED_OUT.search(texts[0]):
         candidates += [a + b for i, a in enumerate(family) for b in family[i + 1 :]] + [abs(a - b) for a in family for b in family]

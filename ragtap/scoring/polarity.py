@@ -71,6 +71,9 @@ _PERMISSION = frozenset(stem(w) for w in "accepted allowed permitted available e
                         "refunded valid offered provided compatible recommended suitable".split())
 _POSSIBLE = frozenset(stem(w) for w in "can able allowed permitted possible available eligible accepted welcome".split())
 _SCOPE = 5  # a negation governs the words up to this many tokens after it ("does not [cover water damage]")
+# "may not sublet the property or keep pets without the landlord's consent": a "without" this many terms after a
+# negation turns it into a condition (both are needed, one assertion: allowed with consent).
+_DOUBLE_NEGATION_REACH = 10
 # Clauses.  "except" opens its clause and stays in it ("except for" / "only for" are compared); "unless" is "if not"
 # inside its sentence's clause (`_terms`), so both sides' conditions are compared with what they govern.
 _CLAUSE = re.compile(r"[;:]\s+|(?<=[.!?])\s+|\s+(?:but|while|whereas|although|though|however)\s+|\s+(?=except\s)|\s+-{1,2}\s+",
@@ -93,7 +96,7 @@ _PHRASES = {
     **{f"{each} {unit}": f"freq_{unit}" for each in ("per", "every", "each") for unit in ("hour", "day", "week", "month", "quarter", "year")},
 }
 _OPPOSITES_LIST = (
-    ("earliest", "latest"), ("at_earliest", "at_latest"), ("first", "second"), ("at_least", "at_most"), ("more_than", "less_than"), ("minimum", "maximum"), ("min", "max"),
+    ("earliest", "latest"), ("at_earliest", "at_latest"), ("first", "second"), ("first", "last"), ("at_least", "at_most"), ("more_than", "less_than"), ("minimum", "maximum"), ("min", "max"),
     ("more", "less"), ("more", "fewer"), ("higher", "lower"), ("highest", "lowest"), ("larger", "smaller"),
     ("largest", "smallest"), ("bigger", "smaller"), ("longer", "shorter"), ("taller", "shorter"), ("older", "younger"), ("oldest", "youngest"),
     ("above", "below"), ("increase", "decrease"), ("increase", "reduce"), ("rise", "fall"), ("raise", "lower"),
@@ -156,12 +159,13 @@ def _terms(text: str) -> list[str]:
     own term ("doesn't" -> "doe", "not")."""
     text = _IN_A_NAME.sub(" ", text)  # "the No Fly List", "North Dakota", "Northern Lights": names, not polarity
     text = _NON_NAME.sub(r"\1 ", text)  # "non-Northgate machines" are other machines, not the opposite of Northgate's
-    joined = _PHRASE.sub(lambda m: _PHRASES[m.group(1).lower()], _NOT_A_NEGATION.sub(" ", text.lower()))
+    joined = _PHRASE.sub(lambda m: _PHRASES[m.group(1).lower()], _RATE.sub(r"\1per ", _NOT_A_NEGATION.sub(" ", text.lower())))
     joined = re.sub(r"(\w)n[’']t\b", r"\1 not", joined).replace("cannot", "can not")
     joined = re.sub(r"\b(?:have|has|had|is|are|was|were)\s+yet\s+to\b", "not", joined)  # "have yet to reach" = "haven't reached"
     joined = re.sub(r"\b(?:rather\s+than|instead\s+of)\b", "not", joined)  # "private individuals rather than public figures"
     joined = re.sub(r"\bunless\b", "if not", joined)  # "charged unless you join in an open week" / "charged if you join ..."
     joined = re.sub(r"\bpast(?=\s+(?:the|its|their|this|that|a|an|\d))", "after", joined)  # "three days past the deadline"
+    joined = _LAST_AS_PREVIOUS.sub(lambda m: f"{m.group('verb') or ''}previous", joined)  # "last month", "lasts 3 years": not the opposite of "first"
     joined = _HYPHENATED_PREFIX.sub(r"\1", joined)  # "non-profit" is "nonprofit"
     return [_term(t) for t in re.findall(r"[a-z]+_[a-z_]+|[^\W_]+", joined)]
 
@@ -206,15 +210,44 @@ def _words(text: str, terms: list[str] | None = None) -> set[str]:
     return {w.rstrip("'") for w in content_words(text)} | {t for t in terms if t.startswith("freq_")}
 
 
-def _clauses(text: str) -> list[str]:
+def clauses(text: str) -> list[str]:
+    """The clauses the checks compare one by one: cut at sentence ends, semicolons, colons, dashes, "but", "while",
+    "although", "however", "except"."""
     return [c for c in _CLAUSE.split(text) if c and c.strip()]
+
+
+_clauses = clauses
+
+# "last" that is no opposite of "first": a time ("last month", "at last") or the verb ("the warranty lasts 3 years",
+# "it will last").
+# "a"/"an" after an amount or a count is "per": "£1,150 a week", "3 euros an hour", "twice a day" (then the how-often
+# terms: "£1,150 a week" meets "£1,150 per month" as two periods).
+_RATE = re.compile(r"(\d[\d,.]*\s*(?:[a-z%]+\s+)?|\b(?:once|twice|times)\s+)an?\s+(?=(?:hour|day|week|month|quarter|year)\b)")
+_LAST_AS_PREVIOUS = re.compile(r"\blast(?=\s+(?:week|month|year|night|weekend|season|summer|winter|spring|autumn|fall|time|decade|century)s?\b)|(?<=\bat\s)last\b"
+                               r"|\blast(?:s|ed|ing)\b|(?P<verb>\b(?:will|to|can|could|should|may|might|would|does|do|did|must|not)\s+)last\b")
+
+# A clause that ends on its negated auxiliary leaves its predicate to the clause before: "Towels are provided, but
+# water bottles are not." says "water bottles are not provided".
+_ENDS_NEGATED = re.compile(r"\b(?:(?:is|are|was|were|do|does|did|can|could|will|would|should|shall|must|may|might|need|has|have|had)\s+not|[a-z]+n[’']t|cannot)\s*[.!;,]*\s*$",
+                           re.IGNORECASE)
+_PREDICATE = re.compile(r"\b(?:is|are|was|were|can|could|will|would|should|must|may|has|have|had|do|does|did)\s+(?!not\b)(?P<rest>\w.*?)[\s.!;,]*$",
+                        re.IGNORECASE)
+
+
+def _elided(parts: list[str]) -> list[str]:
+    """The clauses with a predicate an elliptical negation leaves out filled in from the clause before."""
+    out = list(parts)
+    for i in range(1, len(out)):
+        if _ENDS_NEGATED.search(out[i]) and (before := _PREDICATE.search(parts[i - 1])) is not None:
+            out[i] = f"{out[i].rstrip(' .!;,')} {before.group('rest')}"
+    return out
 
 
 
 def polarity_conflicts(claim: str, best: Window, *, lossy: bool = False) -> list[str]:
     """Why each clause of the claim turns its evidence clause in `best` around (negation, opposite, order).
     `lossy`: the evidence's document lost words in extraction (lossy.py), so a negation it lacks may be one it lost."""
-    read = [(c, _terms(c)) for c in _clauses(best.text)]
+    read = [(c, _terms(c)) for c in _elided(_clauses(best.text))]
     evidence_clauses = [(c, _words(c, terms), terms) for c, terms in read]
     sentences = [(s, _words(s)) for s in STOP_BREAK.split(best.text) if s.strip()]
     window_terms = [t for _, _, terms in evidence_clauses for t in terms]
@@ -222,7 +255,7 @@ def polarity_conflicts(claim: str, best: Window, *, lossy: bool = False) -> list
     out: list[str] = []
     denials: _Denials | None = None  # computed once, for the first claim clause that needs it
     warned = bool(_words(claim) & _WARNING)  # the claim warns against something ("opening the lid while boiling is dangerous")
-    for clause in _clauses(claim):
+    for clause in _elided(_clauses(claim)):
         clause_terms = _terms(clause)
         words = _words(clause, clause_terms)
         if len(words) < MIN_CLAUSE_OVERLAP:
@@ -485,7 +518,7 @@ def _negated(terms: Sequence[str], turned: set[str]) -> tuple[list[list[str]], s
     for i, term in enumerate(terms):
         if term not in _NEGATION_WORDS:
             continue
-        if term == "without" and last is not None and i - last[0] <= _SCOPE:
+        if term == "without" and last is not None and i - last[0] <= _DOUBLE_NEGATION_REACH:
             # "not allowed without consent" = consent is required: two negations, one assertion
             if last[1] is not None and last[1] in scopes:
                 scopes.remove(last[1])

@@ -218,6 +218,19 @@ def quantities(text: str) -> tuple[Quantity, ...]:
         taken.append(match.span())
     found.extend(_word_numbers(lowered, taken))
     found.sort(key=lambda q: q.start)
+    return _parts_of_wholes(lowered, found)
+
+
+_PART_OF = re.compile(r"\s+(?:out\s+)?of\s+(?:the\s+|all\s+|its\s+|their\s+)?")
+
+
+def _parts_of_wholes(text: str, found: list[Quantity]) -> tuple[Quantity, ...]:
+    """A count of part of a whole counts what the whole counts: in "won 14 of the 40 seats" the 14 are seats (so "11
+    of the 40 seats" disagrees with it, where two bare counts would say nothing about each other)."""
+    for i, (part, whole) in enumerate(zip(found, found[1:])):
+        if part.slot is None and not part.ordinal and whole.slot is not None and whole.dimension is None and not whole.ordinal \
+                and _PART_OF.fullmatch(text, part.end, whole.start):
+            found[i] = dataclasses.replace(part, slot=whole.slot, loose=whole.loose)
     return tuple(found)
 
 
@@ -316,7 +329,7 @@ def _tight(text: str, end: int) -> bool:
 
 
 # Words after a number that do not say what it counts ("5 of the", "3 and", "2 or 3").
-_NOT_A_SLOT = frozenset("of and or to the a an in on at for by with from than as is are was were be have has had per each more less".split())
+_NOT_A_SLOT = frozenset("of out and or to the a an in on at for by with from than as is are was were be have has had per each more less".split())
 
 
 def _word_numbers(text: str, taken: list[tuple[int, int]]) -> list[Quantity]:
@@ -449,6 +462,8 @@ def agree(claim: Quantity, evidence: Quantity, strict: bool = False) -> bool | N
         # converts them: one step of the claim's last digit (in base units), or 3%.
         claim_base, evidence_base = _to_base(claim.value, claim.slot or ""), _to_base(evidence.value, evidence.slot or "")
         step = 10.0 ** (-claim.decimals) * unit_scale(claim.slot or "")
+        if claim.decimals == 0 and abs(claim.value) < 10:
+            step /= 2  # a small whole count of a large unit is rounded to the nearest one: "2 months" is not 5 weeks
         gap = abs(claim_base - evidence_base)
         return gap <= max(step, 0.03 * abs(evidence_base)) or (claim.hedged and gap <= 0.1 * abs(evidence_base))
     if claim.slot and evidence.slot and claim.slot == evidence.slot:
@@ -484,7 +499,15 @@ def stated_in(claim: Quantity, evidence: tuple[Quantity, ...], strict: bool = Fa
     """The evidence states the claim's quantity: agrees with it, or states the same value as a count where the
     claim has an ordinal or the other way round ("the tenth week" / "week 10")."""
     return any(agree(claim, q, strict) is True or (claim.ordinal != q.ordinal and claim.value == q.value and not _clock(claim) and not _clock(q))
-               for q in evidence)
+               for q in _comparable(claim, evidence, strict))
+
+
+def _comparable(claim: Quantity, evidence: tuple[Quantity, ...], strict: bool) -> tuple[Quantity, ...]:
+    """`evidence` without its bare numbers when, strictly, it states the claim's kind of quantity with a unit: in
+    "books of 10 for £8" the price is £8, and the bare 10 counts something else, so it does not state "£10"."""
+    if not strict or claim.dimension is None or not any(q.dimension == claim.dimension for q in evidence):
+        return evidence
+    return tuple(q for q in evidence if q.slot is not None or q.dimension is not None)
 
 
 def _clock(quantity: Quantity) -> bool:
@@ -493,7 +516,7 @@ def _clock(quantity: Quantity) -> bool:
 
 def contradicting(claim: Quantity, evidence: tuple[Quantity, ...], strict: bool = False) -> Quantity | None:
     """An evidence quantity that counts the same thing as the claim's and disagrees with it, when none agrees."""
-    verdicts = [(agree(claim, q, strict), q) for q in evidence]
+    verdicts = [(agree(claim, q, strict), q) for q in _comparable(claim, evidence, strict)]
     if any(v is True for v, _ in verdicts):
         return None
     return next((q for v, q in verdicts if v is False), None)

@@ -30,8 +30,10 @@ BUILTIN_REFUSAL_PATTERNS: tuple[str, ...] = (
     # "not mentioned in the context", "not specified in the provided documents"
     rf"\bnot (?:mentioned|specified|provided|stated|covered|available|found|included|addressed|given)\b[^.?!]{{0,30}}?\b(?:in|by) (?:the )?{_SOURCE}",
     # passive hedges that point at missing information ("the launch time has not been specified"): on WikiEval
-    # they mark 4 more of the incomplete answers and none of the 50 grounded ones (docs/judge.md)
-    r"\b(?:has|have|had|is|are|was|were) not (?:been )?(?:provided|specified|mentioned|stated|disclosed)\b",
+    # they mark 4 more of the incomplete answers and none of the 50 grounded ones (docs/judge.md).  Not "are not
+    # provided" without "been": that is how documents say what a service leaves out ("gloves are not provided").
+    r"\b(?:has|have|had) not been (?:provided|specified|mentioned|stated|disclosed)\b",
+    r"\b(?:is|are|was|were) not (?:been )?(?:specified|mentioned|stated|disclosed)\b",
     r"\bcannot be determined\b",
     # the model's own admissions of not knowing
     r"\bI (?:do not|don't) (?:know|have (?:enough |sufficient |any )?(?:information|context|data))\b",

@@ -1,0 +1,58 @@
+"""Issue 21, eighth round: classes of our own, each unfaithful case grounded on the code before.
+
+**A count of part of a whole counts what the whole counts**: "won 14 of the 40 seats" are seats, so "11 of the 40
+seats" (Labour's 11, in the same sentence) disagrees with it; two bare counts said nothing about each other.
+
+**An elliptical negation takes its predicate from the clause before**: "Helmets are provided for every rider, but
+gloves are not." says gloves are not provided; "Residents may park in bays A to F; visitors may not.".
+
+**"first" and "last" are opposites** (a "whichever comes first" turned "last"), but "last month" is a time and "the
+warranty lasts 3 years" a verb.
+
+**"gloves are not provided" is no refusal**: the passive hedge "is not provided" marked it as one; a hedge needs "has
+not been provided" (or "is not specified / mentioned / stated / disclosed").
+
+**A change told with a word for the other way**: "unemployment fell to 4.2% from 3.9%" where the evidence says it
+stood at 4.2%, up from 3.9% -- both values stated, only the word turned; checked even where the claim's words barely
+align ("unemployment" alone), since its two values tie it to the sentence.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from ragtap.types import Verdict
+
+from test_contradictions import outcomes, score
+
+SURVEY = "The survey found that 62 of the 80 respondents use the app daily, while 18 use it weekly."
+RIDES = "Helmets are provided for every rider, but gloves are not. Residents may park in bays A to F; visitors may not."
+FORMS = "Submit the timesheet on the first working day of the month. Sales rose last month, the first increase this year."
+LABOUR = "Unemployment stood at 4.2% in March, up from 3.9% a year earlier. Wages grew by 3%."
+FILTER = "Replace the cartridge every 4 weeks or after 150 litres, whichever comes first."
+
+
+@pytest.mark.parametrize("document, answer", [
+    (SURVEY, "18 of the 80 respondents use the app daily."),
+    (RIDES, "Helmets and gloves are provided for every rider."),
+    (RIDES, "Visitors may park in bays A to F."),
+    (FORMS, "Submit the timesheet on the last working day of the month."),
+    (FILTER, "Replace it every 4 weeks or after 150 litres, whichever comes last."),
+    (LABOUR, "Unemployment fell to 4.2% from 3.9% a year earlier."),
+])
+def test_an_unfaithful_claim_is_contradicted(embedder, document: str, answer: str) -> None:
+    result = score(embedder, document, answer)
+    assert result.contradicted_claims, outcomes(result)
+    assert result.verdict is not Verdict.GROUNDED
+
+
+@pytest.mark.parametrize("document, answer", [
+    (SURVEY, "62 of the 80 respondents use the app every day, and 18 use it weekly."),
+    (RIDES, "Every rider gets a helmet, but gloves are not provided."),
+    (FORMS, "Sales went up last month, the first increase this year."),
+    (FILTER, "Replace the cartridge every 4 weeks or after 150 litres, whichever comes first."),
+    (LABOUR, "Unemployment rose to 4.2% from 3.9% a year earlier."),
+])
+def test_a_faithful_claim_stays_grounded(embedder, document: str, answer: str) -> None:
+    result = score(embedder, document, answer)
+    assert result.verdict is Verdict.GROUNDED, (result.explanation, outcomes(result))
