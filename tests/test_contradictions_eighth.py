@@ -9,6 +9,14 @@ gloves are not." says gloves are not provided; "Residents may park in bays A to 
 **"first" and "last" are opposites** (a "whichever comes first" turned "last"), but "last month" is a time and "the
 warranty lasts 3 years" a verb.
 
+**Erased / kept** are opposites (delete, wipe, lose / keep, retain, preserve), and **a win told with another verb**
+("Carrow Town won 3-1 against Dunmore" / "Dunmore beat Carrow Town 3-1") is the two teams trading places; a claim
+sentence may end where the evidence's goes on ("... on Saturday").
+
+**A thing given to another owner** (scoring/possessors.py): "Dunmore's goalkeeper Tom Reid" where the evidence says
+"Carrow's goalkeeper Tom Reid" (the same noun followed by the same word; "Carrow's desire to keep Byrne" is not
+"Liam's desire to move abroad").
+
 **"gloves are not provided" is no refusal**: the passive hedge "is not provided" marked it as one; a hedge needs "has
 not been provided" (or "is not specified / mentioned / stated / disclosed").
 
@@ -30,6 +38,9 @@ RIDES = "Helmets are provided for every rider, but gloves are not. Residents may
 FORMS = "Submit the timesheet on the first working day of the month. Sales rose last month, the first increase this year."
 LABOUR = "Unemployment stood at 4.2% in March, up from 3.9% a year earlier. Wages grew by 3%."
 FILTER = "Replace the cartridge every 4 weeks or after 150 litres, whichever comes first."
+ROUTER = "After a reset, port forwarding rules and parental controls are erased, but the firmware version is kept."
+MATCH = ("Dunmore Athletic beat Carrow Town 3-1 on Saturday, with two goals from Liam Byrne. Carrow's goalkeeper Tom Reid "
+         "was sent off in the 81st minute. Despite wishing to keep Byrne, Carrow appreciated Liam's desire to move abroad.")
 
 
 @pytest.mark.parametrize("document, answer", [
@@ -39,6 +50,9 @@ FILTER = "Replace the cartridge every 4 weeks or after 150 litres, whichever com
     (FORMS, "Submit the timesheet on the last working day of the month."),
     (FILTER, "Replace it every 4 weeks or after 150 litres, whichever comes last."),
     (LABOUR, "Unemployment fell to 4.2% from 3.9% a year earlier."),
+    (ROUTER, "Port forwarding rules are kept after a reset, but parental controls are erased."),
+    (MATCH, "Carrow Town won 3-1 against Dunmore Athletic."),
+    (MATCH, "Dunmore's goalkeeper Tom Reid was sent off in the 81st minute."),
 ])
 def test_an_unfaithful_claim_is_contradicted(embedder, document: str, answer: str) -> None:
     result = score(embedder, document, answer)
@@ -52,6 +66,10 @@ def test_an_unfaithful_claim_is_contradicted(embedder, document: str, answer: st
     (FORMS, "Sales went up last month, the first increase this year."),
     (FILTER, "Replace the cartridge every 4 weeks or after 150 litres, whichever comes first."),
     (LABOUR, "Unemployment rose to 4.2% from 3.9% a year earlier."),
+    (ROUTER, "A reset erases port forwarding rules and parental controls but keeps the firmware version."),
+    (MATCH, "Dunmore Athletic won 3-1 against Carrow Town."),
+    (MATCH, "Tom Reid, Carrow's goalkeeper, was sent off in the 81st minute."),
+    (MATCH, "Despite Carrow's desire to keep Byrne, they appreciated his wish to move abroad."),
 ])
 def test_a_faithful_claim_stays_grounded(embedder, document: str, answer: str) -> None:
     result = score(embedder, document, answer)

@@ -3,6 +3,11 @@
 "No, they don't." has no content word to judge alone: before, such replies fell to the whole-answer similarity
 rule, which three words never pass, so every faithful one was flagged `parametric` and every flipped one too, for
 the same wrong reason.  Read with its question, the reply states the question's proposition, affirmed or denied.
+
+A longer answer that opens with a plain Yes or No says the same of the question, whatever words follow: its first
+claim is contradicted when the question's proposition, so answered, turns its evidence around ("Yes, it can be
+combined with ibuprofen." / "should not be taken with ... ibuprofen"); a qualified reply ("Yes, on bank holiday
+Mondays only") is judged by its own words.
 """
 
 from __future__ import annotations
@@ -66,3 +71,25 @@ def test_a_flipped_reply_is_contradicted(embedder, document: str, question: str,
 def test_a_reply_the_documents_do_not_answer_is_not_supported(embedder, document: str, question: str, reply: str) -> None:
     result = score(embedder, document, reply, question)
     assert result.verdict is not Verdict.GROUNDED, outcomes(result)
+
+
+LEAFLET = ("Lumex can cause drowsiness, so do not drive after taking it. It should not be taken with alcohol or with other "
+           "medicines containing ibuprofen. The museum is closed on Mondays except bank holidays.")
+
+
+@pytest.mark.parametrize("question, answer", [
+    ("Can I take it with ibuprofen?", "Yes, it can be combined with ibuprofen."),  # "combined" barely aligns alone
+    ("Does it make you drowsy?", "No, Lumex does not cause drowsiness."),  # ", so do not drive" is a clause of its own
+])
+def test_a_plain_yes_or_no_that_turns_the_evidence_around_is_contradicted(embedder, question: str, answer: str) -> None:
+    result = score(embedder, LEAFLET, answer, question)
+    assert result.contradicted_claims, outcomes(result)
+
+
+@pytest.mark.parametrize("question, answer", [
+    ("Is the museum open on Mondays?", "Yes, on bank holiday Mondays only."),  # a qualified yes is its own claim
+    ("Can I take it with alcohol?", "No, it should not be taken with alcohol."),
+])
+def test_a_qualified_or_faithful_reply_is_not_contradicted(embedder, question: str, answer: str) -> None:
+    result = score(embedder, LEAFLET, answer, question)
+    assert not result.contradicted_claims, outcomes(result)

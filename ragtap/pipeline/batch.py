@@ -26,7 +26,7 @@ from ragtap.scoring.metrics import closest_passage, compute_scores
 from ragtap.scoring.order import sequence_conflicts
 from ragtap.scoring.passages import DEFAULT_MAX_WORDS, DEFAULT_QRD_WINDOW_WORDS, Passage, question_windows, split_passages
 from ragtap.scoring.refusal import DEFAULT_REFUSAL_DETECTOR, RefusalDetector
-from ragtap.scoring.replies import judge_reply
+from ragtap.scoring.replies import answered_against, judge_reply
 from ragtap.scoring.verdict import assess
 from ragtap.types import Assessment, ClaimSupport, Interaction, Thresholds
 
@@ -131,6 +131,8 @@ def _claims(plan: _Plan, vectors: np.ndarray, policy: ScoringPolicy, question: s
                                documents.index)
     answer = [judge_claim(claim, vector(row), evidence, policy.claims) for claim, row in zip(plan.answer_claims, plan.answer_claim_rows)]
     answer = sequence_conflicts([c.checked_text for c in plan.answer_claims], answer, documents.index, plan.documents)
+    if answer and question and plan.answer_claims and plan.answer_claims[0].start == answer[0].start:
+        answer[0] = answered_against(question, answer[0], documents.index)  # "Yes, ..." read with its question
     if answer_text and question and all(c.supported is None for c in answer):
         # Nothing judgeable alone: a one-word answer, or a yes/no reply, read with its question.
         short = judge_short_answer(answer_text, question, documents) or judge_reply(answer_text, question, documents.index)

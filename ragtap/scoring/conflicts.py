@@ -31,6 +31,7 @@ import re
 from collections.abc import Sequence
 
 from ragtap.scoring.alignment import EvidenceIndex, Window
+from ragtap.scoring.anchors import values_in_each_others_places
 from ragtap.scoring.bounds import bound_conflicts
 from ragtap.scoring.derived import derived
 from ragtap.scoring.lexical import (
@@ -39,10 +40,11 @@ from ragtap.scoring.lexical import (
     content_words,
     undotted_titles,
 )
-from ragtap.scoring.anchors import values_in_each_others_places
 from ragtap.scoring.exceptions import denied_things, exception_conflicts, negates_the_exception
 from ragtap.scoring.names import name_conflicts
 from ragtap.scoring.polarity import polarity_conflicts
+from ragtap.scoring.possessors import owner_swapped
+from ragtap.scoring.quantifiers import quantifier_conflicts
 from ragtap.scoring.quantities import Quantity, agree, changes, contradicting, converted_within, quantities, stated_in
 from ragtap.scoring.restrictions import dropped_restrictions
 from ragtap.scoring.sentences import STOP_BREAK
@@ -74,12 +76,18 @@ def _mismatches(claim: str, windows: Sequence[Window], vocabulary: DocumentVocab
         conflicts = (*_number_conflicts(claim, window), *name_conflicts(claim, window, vocabulary, index), *_polarity_conflicts(claim, window, index),
                      *_exclusive_conflicts(claim, window), *_universal_conflicts(claim, window), *_swapped_words(claim, window),
                      *exception_conflicts(claim, window), *values_in_each_others_places(claim, window.text), *_offset_turned(claim, window),
+                     *owner_swapped(claim, window.text, _texts(index, window)), *quantifier_conflicts(claim, window),
                      *bound_conflicts(claim, window), *dropped_restrictions(claim, window, index))
         if not conflicts:
             return ()
         if rank == 0:
             found = conflicts
     return found
+
+
+def _texts(index: EvidenceIndex | None, window: Window) -> list[str]:
+    """Every evidence sentence (the window alone when there is no index)."""
+    return [window.text] if index is None else [s.text for s in index.sentences]
 
 
 def _polarity_conflicts(claim: str, window: Window, index: EvidenceIndex | None) -> list[str]:
@@ -144,19 +152,19 @@ def _swapped_words(claim: str, window: Window) -> list[str]:
     ("Councillor Raj Mehta proposed ..., Councillor Dana Whitlock seconded" told the other way round).  Words written
     twice are not compared, and words of one list ("flour and sugar" / "sugar and flour") are not swapped by a
     reordering."""
-    claim, shown = _one_word_names(claim)
+    claim, shown = _one_word_names(_WON_AGAINST.sub(_as_beat, claim))
     claim_words = content_words(claim)
     if len(claim_words) < 3:
         return []
     claim_places = _places(claim_words)
     for sentence in STOP_BREAK.split(window.text):
-        sentence = _one_word_names(sentence)[0]
+        sentence = _one_word_names(_WON_AGAINST.sub(_as_beat, sentence))[0]
         words = content_words(sentence)
         places = _places(words)
         shared = sorted(w for w in places if w in claim_places and places[w] != (None, None) and claim_places[w] != (None, None))
         for i, a in enumerate(shared):
             for b in shared[i + 1 :]:
-                if places[a] == places[b] or claim_places[a] != places[b] or claim_places[b] != places[a]:
+                if places[a] == places[b] or not _takes(claim_places[a], places[b]) or not _takes(claim_places[b], places[a]):
                     continue
                 if abs(words.index(a) - words.index(b)) > 1 and not _listed(sentence, a, b) \
                         and not _compounded(claim, sentence, a, b) and not _role_of(claim, sentence, a, b):
@@ -165,6 +173,22 @@ def _swapped_words(claim: str, window: Window) -> list[str]:
 
 
 _NAME_RUN = re.compile(r"\b[A-Z][\w'’-]*(?:\s+[A-Z][\w'’-]*)+")
+
+
+def _takes(claim_place: tuple[str | None, str | None], place: tuple[str | None, str | None]) -> bool:
+    """A claim word's place is another word's place in the evidence: the same neighbours, where the claim's sentence
+    ends or starts at the word the evidence may go on ("... beat Dunmore Athletic." / "beat Carrow Town 3-1 on
+    Saturday")."""
+    return claim_place == place or (any(claim_place) and all(c is None or c == p for c, p in zip(claim_place, place)))
+
+
+# One wording of a win, so that "Carrow Town won 3-1 against Dunmore" meets "Dunmore beat Carrow Town 3-1" as the two
+# teams trading places: "won (3-1) against / over" and "defeated" are "beat".
+_WON_AGAINST = re.compile(r"\b(?:won|wins|win)\b(?P<score>\s+\d+\s*[-–]\s*\d+)?\s+(?:against|over)\b|\bdefeat(?:ed|s)?\b", re.IGNORECASE)
+
+
+def _as_beat(match: re.Match[str]) -> str:
+    return f"beat{match.group('score') or ''}"
 
 
 def _one_word_names(text: str) -> tuple[str, dict[str, str]]:

@@ -56,6 +56,7 @@ _SAID_EXCLUDED = re.compile(r"(?P<item>(?:[^\W_][\w'’-]*\s+){1,4}?)(?:is|are)\
 _NEGATED = re.compile(r"\b(?:no|not|never|none|cannot|\w+n['’]t)\b(?!\s+(?:only|just|matter|doubt|more|less|later|earlier|longer\s+than)\b)"
                       r"(?P<item>[^,;:.()]*)", re.IGNORECASE)
 _CLAIM_DENIES = re.compile(rf"\b(?:no|not|never|none|nothing|without|cannot|\w+n['’]t|{_EXCEPT}|excluded?|exempt)\b", re.IGNORECASE)
+_WITHOUT = re.compile(r"\bwithout\b", re.IGNORECASE)  # "or without notice in an emergency" / "except in an emergency"
 _REPLY_NO = re.compile(r"^\s*no\s*[,.!—–-]\s*", re.IGNORECASE)  # "No, ..." answers the question; the rest is the claim
 # A group said all of: "all passes", "every water damage claim" (its words up to a function word: "all water damage").
 _ALL = re.compile(r"\b(?:all|every|any|each)\s+(?:of\s+the\s+)?(?P<group>[^\W\d_][\w-]*(?:\s+[^\W\d_][\w-]*){0,2})", re.IGNORECASE)
@@ -143,7 +144,7 @@ def negates_the_exception(claim: str, window: Window) -> bool:
     except damage caused by flooding" -- a negation the evidence words as an exception, which is agreement.  The
     claim must hold a word of the exception that the rest of its sentence lacks ("flood")."""
     said = _REPLY_NO.sub("", claim)
-    if not _NEGATED.search(said):
+    if not _NEGATED.search(said) and not _WITHOUT.search(said):
         return False
     # Not the words of the claim's own "except ..." (it repeats the exception and negates something else); "but not
     # X" is the negation itself.

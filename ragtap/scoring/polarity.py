@@ -76,7 +76,7 @@ _SCOPE = 5  # a negation governs the words up to this many tokens after it ("doe
 _DOUBLE_NEGATION_REACH = 10
 # Clauses.  "except" opens its clause and stays in it ("except for" / "only for" are compared); "unless" is "if not"
 # inside its sentence's clause (`_terms`), so both sides' conditions are compared with what they govern.
-_CLAUSE = re.compile(r"[;:]\s+|(?<=[.!?])\s+|\s+(?:but|while|whereas|although|though|however)\s+|\s+(?=except\s)|\s+-{1,2}\s+",
+_CLAUSE = re.compile(r"[;:]\s+|(?<=[.!?])\s+|\s+(?:but|while|whereas|although|though|however)\s+|,\s+so\s+(?!that\b)|\s+(?=except\s)|\s+-{1,2}\s+",
                      re.IGNORECASE)
 
 # Opposites, by stem.  Multi-word ones are joined with "_" before matching ("at least" -> "at_least").
@@ -123,6 +123,8 @@ _OPPOSITES_LIST = (
     # an exception turned around: "the tax rises except for households on pension credit" / "rises only for them"
     ("except", "only_to"),
     ("remove", "keep"), ("remove", "stay"), ("optional", "include"),
+    ("erase", "keep"), ("erase", "retain"), ("erase", "preserve"), ("delete", "keep"), ("delete", "retain"), ("wipe", "keep"),
+    ("lose", "keep"), ("reset", "keep"),
 )
 
 

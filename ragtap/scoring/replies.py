@@ -19,6 +19,7 @@ words align with, as any claim is:
 
 from __future__ import annotations
 
+import dataclasses
 import re
 
 from ragtap.scoring.alignment import EvidenceIndex
@@ -80,3 +81,31 @@ def judge_reply(answer: str, question: str, index: EvidenceIndex) -> ClaimSuppor
     precision = sum(w in held for w in words) / len(words)
     return ClaimSupport("answer", text, start, start + len(text), outcome, reason, None, None, None, None, precision, (), (),
                         conflicts, window.document, window.start, window.end, window.coverage)
+
+
+# A reply that qualifies its Yes/No ("Yes, on bank holiday Mondays only", "No, unless ...") says more than the
+# question's proposition: it is judged as its own claim, not read as a plain yes or no.
+_QUALIFIED = re.compile(r"\b(?:only|if|when|whenever|except|unless|but|provided|as\s+long\s+as|until|after|before|depend\w*|sometimes|usually|mostly)\b",
+                        re.IGNORECASE)
+
+
+def answered_against(question: str, first: ClaimSupport, index: EvidenceIndex) -> ClaimSupport:
+    """The answer's first claim, contradicted when it opens with a plain Yes or No that turns around what the evidence
+    says of the question: "Yes, it can be combined with ibuprofen." to "Can I take it with ibuprofen?" where the
+    leaflet says it "should not be taken with ... ibuprofen" (the claim's own words, "combined", barely align).  Only
+    ever a contradiction: support still comes from the claim's own words."""
+    asked, answered = _YES_NO_QUESTION.match(question or ""), _REPLY.match(first.text or "")
+    if first.outcome is not ClaimOutcome.SUPPORTED or asked is None or answered is None \
+            or _NEGATED_OR_ALTERNATIVE.search(asked.group(0)) or _QUALIFIED.search(answered.group("rest")):
+        return first
+    core = f"{'not ' if answered.group('word').lower() in _NEGATIVE else ''}{asked.group(0).rstrip(' ?')}"
+    asked_words = set(content_words(question))
+    windows = [w for w in index.align(list(dict.fromkeys(content_words(core))))
+               if asked_words and asked_words <= {x for i in w.sentences for x in index.sentences[i].words}]
+    if not windows:
+        return first
+    conflicts = tuple(polarity_conflicts(core, windows[0], lossy=windows[0].document in index.lossy))
+    if not conflicts:
+        return first
+    return dataclasses.replace(first, outcome=ClaimOutcome.CONTRADICTED, reason="contradicted", conflicts=tuple(f"reply: {c}" for c in conflicts),
+                               evidence_document=windows[0].document, evidence_start=windows[0].start, evidence_end=windows[0].end)
