@@ -85,3 +85,16 @@ def test_spans_and_age_groups_said_in_words(embedder) -> None:
                              (SHOW, "Only over-18s can see the late show, which starts at 22:00.")):
         result = score(embedder, document, answer)
         assert result.verdict is Verdict.GROUNDED, (answer, result.explanation, outcomes(result))
+
+
+POOL = "The pool is open from 6:30 to 21:00 on weekdays and from 8:00 to 18:00 at weekends. Lessons cost 9 euros."
+BRIDGE = "The bridge opened in 2017 and the tunnel in 2019. Tolls were abolished in 2021."
+
+
+def test_a_short_answer_picking_a_figure_its_sentence_offers(embedder) -> None:
+    # "Saturday" is no word of the sentence: which of its two parts the question means, the words cannot tell.
+    kept = score(embedder, POOL, "From 8:00 to 18:00.", "When is the pool open on Saturday?")
+    assert not kept.contradicted_claims, outcomes(kept)
+    # Every word of the question is in the sentence: the part it means is the bridge's.
+    wrong = score(embedder, BRIDGE, "2019.", "When did the bridge open?")
+    assert wrong.contradicted_claims, outcomes(wrong)
