@@ -73,16 +73,35 @@ def _mismatches(claim: str, windows: Sequence[Window], vocabulary: DocumentVocab
     candidates = [w for w in windows if w.coverage >= max(MIN_COVERAGE, windows[0].coverage - TIE)]
     found: tuple[str, ...] = ()
     for rank, window in enumerate(candidates):
-        conflicts = (*_number_conflicts(claim, window), *name_conflicts(claim, window, vocabulary, index), *_polarity_conflicts(claim, window, index),
-                     *_exclusive_conflicts(claim, window), *_universal_conflicts(claim, window), *_swapped_words(claim, window),
-                     *exception_conflicts(claim, window), *values_in_each_others_places(claim, window.text), *_offset_turned(claim, window),
-                     *owner_swapped(claim, window.text, _texts(index, window)), *quantifier_conflicts(claim, window),
-                     *bound_conflicts(claim, window), *dropped_restrictions(claim, window, index))
+        conflicts = _window_conflicts(claim, window, vocabulary, index)
         if not conflicts:
             return ()
         if rank == 0:
             found = conflicts
     return found
+
+
+def _window_conflicts(claim: str, window: Window, vocabulary: DocumentVocabulary, index: EvidenceIndex | None) -> tuple[str, ...]:
+    """Every check of the claim against one window, each saying why the window says otherwise (empty: it does not)."""
+    return (
+        # numbers: stated otherwise, in another number's place, bounded otherwise, an offset turned
+        *_number_conflicts(claim, window),
+        *values_in_each_others_places(claim, window.text),
+        *bound_conflicts(claim, window),
+        *_offset_turned(claim, window),
+        # names: another in the same slot (names.py), a thing given to another owner, two words trading places
+        *name_conflicts(claim, window, vocabulary, index),
+        *owner_swapped(claim, window.text, _texts(index, window)),
+        *_swapped_words(claim, window),
+        # polarity: negation, opposites, order (polarity.py, order.py)
+        *_polarity_conflicts(claim, window, index),
+        # groups and conditions: only / all / every, exceptions, restrictions dropped
+        *_exclusive_conflicts(claim, window),
+        *_universal_conflicts(claim, window),
+        *quantifier_conflicts(claim, window),
+        *exception_conflicts(claim, window),
+        *dropped_restrictions(claim, window, index),
+    )
 
 
 def _texts(index: EvidenceIndex | None, window: Window) -> list[str]:
