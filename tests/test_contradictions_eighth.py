@@ -17,6 +17,12 @@ sentence may end where the evidence's goes on ("... on Saturday").
 "Carrow's goalkeeper Tom Reid" (the same noun followed by the same word; "Carrow's desire to keep Byrne" is not
 "Liam's desire to move abroad").
 
+**Times and shares said in words** ("until midnight" against 23:00; "two in five" = 40%), **fixed / variable** and
+**working / calendar days** are opposites, and **an affirmation that leaves out its predicate** takes it from the
+clause before without the negation it answers ("Glass bottles are not allowed on site, but sealed plastic bottles
+are" = allowed on site; a claim's "plastic isn't allowed" against it is still taken for the glass clause's negation,
+which the window also holds: not caught).
+
 **"gloves are not provided" is no refusal**: the passive hedge "is not provided" marked it as one; a hedge needs "has
 not been provided" (or "is not specified / mentioned / stated / disclosed").
 
@@ -39,6 +45,9 @@ FORMS = "Submit the timesheet on the first working day of the month. Sales rose 
 LABOUR = "Unemployment stood at 4.2% in March, up from 3.9% a year earlier. Wages grew by 3%."
 FILTER = "Replace the cartridge every 4 weeks or after 150 litres, whichever comes first."
 ROUTER = "After a reset, port forwarding rules and parental controls are erased, but the firmware version is kept."
+FESTIVAL = ("Gates open at 11:00 and the last set finishes at 23:00. Glass bottles are not allowed on site, but sealed plastic "
+            "bottles are. About 40% of tickets go to visitors from outside the county.")
+LOAN = "The loan has a fixed rate of 4.9% APR, and decisions are made within 5 working days."
 MATCH = ("Dunmore Athletic beat Carrow Town 3-1 on Saturday, with two goals from Liam Byrne. Carrow's goalkeeper Tom Reid "
          "was sent off in the 81st minute. Despite wishing to keep Byrne, Carrow appreciated Liam's desire to move abroad.")
 
@@ -53,6 +62,8 @@ MATCH = ("Dunmore Athletic beat Carrow Town 3-1 on Saturday, with two goals from
     (ROUTER, "Port forwarding rules are kept after a reset, but parental controls are erased."),
     (MATCH, "Carrow Town won 3-1 against Dunmore Athletic."),
     (MATCH, "Dunmore's goalkeeper Tom Reid was sent off in the 81st minute."),
+    (LOAN, "The loan has a variable rate of 4.9% APR."),
+    (LOAN, "Decisions are made within 5 calendar days."),
 ])
 def test_an_unfaithful_claim_is_contradicted(embedder, document: str, answer: str) -> None:
     result = score(embedder, document, answer)
@@ -69,8 +80,16 @@ def test_an_unfaithful_claim_is_contradicted(embedder, document: str, answer: st
     (ROUTER, "A reset erases port forwarding rules and parental controls but keeps the firmware version."),
     (MATCH, "Dunmore Athletic won 3-1 against Carrow Town."),
     (MATCH, "Tom Reid, Carrow's goalkeeper, was sent off in the 81st minute."),
+    (FESTIVAL, "Gates open at 11am and the last set ends at 11pm. Sealed plastic bottles are allowed, but glass isn't."),
+    (FESTIVAL, "Around two in five tickets go to people from outside the county."),
+    (LOAN, "It's a fixed 4.9% APR, with a decision within five working days."),
     (MATCH, "Despite Carrow's desire to keep Byrne, they appreciated his wish to move abroad."),
 ])
 def test_a_faithful_claim_stays_grounded(embedder, document: str, answer: str) -> None:
     result = score(embedder, document, answer)
     assert result.verdict is Verdict.GROUNDED, (result.explanation, outcomes(result))
+
+
+def test_a_time_said_in_words_is_compared(embedder) -> None:
+    result = score(embedder, FESTIVAL, "Gates open at 11am and the last set finishes at midnight.")
+    assert result.verdict is not Verdict.GROUNDED, outcomes(result)  # midnight is no 23:00 (flagged as not stated)

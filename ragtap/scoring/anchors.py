@@ -21,7 +21,6 @@ from __future__ import annotations
 import math
 import re
 
-from ragtap.scoring.lexical import STOPWORDS
 from ragtap.scoring.quantities import Quantity, quantities
 from ragtap.scoring.sentences import STOP_BREAK
 from ragtap.scoring.words import stem

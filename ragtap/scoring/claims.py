@@ -42,7 +42,7 @@ from ragtap.scoring.derived import derived
 from ragtap.scoring.framing import framing_cut, whole_sentence_framing
 from ragtap.scoring.lexical import DocumentVocabulary, LexicalEvidence, content_words, lexical_evidence, names
 from ragtap.scoring.passages import Passage
-from ragtap.scoring.quantities import MONTH_BEFORE, quantities
+from ragtap.scoring.quantities import MONTH_BEFORE, quantities, stated_in
 from ragtap.scoring.sentences import sentence_spans
 from ragtap.scoring.subjects import Subject, leading_noun_phrase, opening_pronoun
 from ragtap.types import ClaimOutcome, ClaimSupport
@@ -264,6 +264,14 @@ def judge_short_answer(answer: str, question: str, evidence: Evidence) -> ClaimS
     if not quantities(answer) and not names(answer) and not _capitalised(answer):
         return None
     windows = evidence.index.align(content_words(question))
+    stated = quantities(windows[0].text) if windows else ()
+    unheld = windows and not set(content_words(question)) <= set(content_words(windows[0].text))
+    if unheld and quantities(answer) and all(stated_in(q, stated, strict=True) for q in quantities(answer)):
+        # Every figure is one the question's sentence offers, and the question asks with a word the sentence does not
+        # have ("From 8:00 to 18:00" for a Saturday, where it gives weekday and weekend hours): which part it means,
+        # its words cannot tell.  ("2019." for "When did the bridge open?" against "The bridge opened in 2017 and the
+        # tunnel in 2019" is still contradicted: the sentence has every word of the question.)
+        return None
     conflicts = tuple(c for c in find_conflicts(text, windows, evidence.vocabulary) if not c.startswith(("negation", "opposite", "order")))
     own = {q.describe() for q in quantities(question)}
     conflicts = tuple(c for c in conflicts if not any(c.startswith(f"number: {q} vs") for q in own))

@@ -34,20 +34,23 @@ import re
 from collections.abc import Sequence
 
 from ragtap.scoring.alignment import EvidenceIndex, Window
+from ragtap.scoring.anchors import values_in_each_others_places
+from ragtap.scoring.bounds import bound_conflicts
 from ragtap.scoring.derived import derived
+from ragtap.scoring.directions import change_against_its_word, offset_turned
 from ragtap.scoring.lexical import (
     STOPWORDS,
     DocumentVocabulary,
     content_words,
     undotted_titles,
 )
-from ragtap.scoring.anchors import values_in_each_others_places
 from ragtap.scoring.exceptions import denied_things, exception_conflicts, negates_the_exception
 from ragtap.scoring.names import name_conflicts
 from ragtap.scoring.polarity import polarity_conflicts
 from ragtap.scoring.possessors import owner_swapped
 from ragtap.scoring.quantifiers import quantifier_conflicts
 from ragtap.scoring.quantities import Quantity, agree, changes, contradicting, converted_within, quantities, stated_in
+from ragtap.scoring.restrictions import dropped_restrictions
 from ragtap.scoring.sentences import STOP_BREAK
 from ragtap.scoring.substitution import substitution_conflicts
 from ragtap.scoring.words import MONTHS, stem
@@ -65,7 +68,7 @@ def find_conflicts(claim: str, windows: Sequence[Window], vocabulary: DocumentVo
     `index`: all the documents' sentences, where a name of the claim is looked up (names.py)."""
     if not windows:
         return ()
-    return _mismatches(claim, windows, vocabulary, index) or denied_things(claim, windows) or _change_against_its_word(claim, windows[0])
+    return _mismatches(claim, windows, vocabulary, index) or denied_things(claim, windows) or change_against_its_word(claim, windows[0])
 
 
 def _mismatches(claim: str, windows: Sequence[Window], vocabulary: DocumentVocabulary,
@@ -75,16 +78,37 @@ def _mismatches(claim: str, windows: Sequence[Window], vocabulary: DocumentVocab
     candidates = [w for w in windows if w.coverage >= max(MIN_COVERAGE, windows[0].coverage - TIE)]
     found: tuple[str, ...] = ()
     for rank, window in enumerate(candidates):
-        conflicts = (*_number_conflicts(claim, window), *name_conflicts(claim, window, vocabulary, index), *_polarity_conflicts(claim, window, index),
-                     *_exclusive_conflicts(claim, window), *_universal_conflicts(claim, window), *_swapped_words(claim, window),
-                     *exception_conflicts(claim, window), *values_in_each_others_places(claim, window.text), *_offset_turned(claim, window),
-                     *owner_swapped(claim, window.text, _texts(index, window)), *quantifier_conflicts(claim, window),
-                     *substitution_conflicts(claim, window, index))
+        conflicts = _window_conflicts(claim, window, vocabulary, index)
         if not conflicts:
             return ()
         if rank == 0:
             found = conflicts
     return found
+
+
+def _window_conflicts(claim: str, window: Window, vocabulary: DocumentVocabulary, index: EvidenceIndex | None) -> tuple[str, ...]:
+    """Every check of the claim against one window, each saying why the window says otherwise (empty: it does not)."""
+    return (
+        # numbers: stated otherwise, in another number's place, bounded otherwise, an offset turned
+        *_number_conflicts(claim, window),
+        *values_in_each_others_places(claim, window.text),
+        *bound_conflicts(claim, window),
+        *offset_turned(claim, window),
+        # names: another in the same slot (names.py), a thing given to another owner, two words trading places
+        *name_conflicts(claim, window, vocabulary, index),
+        *owner_swapped(claim, window.text, _texts(index, window)),
+        *_swapped_words(claim, window),
+        # a word or a short phrase replaced by one the documents use for another thing (substitution.py)
+        *substitution_conflicts(claim, window, index),
+        # polarity: negation, opposites, order (polarity.py, order.py)
+        *_polarity_conflicts(claim, window, index),
+        # groups and conditions: only / all / every, exceptions, restrictions dropped
+        *_exclusive_conflicts(claim, window),
+        *_universal_conflicts(claim, window),
+        *quantifier_conflicts(claim, window),
+        *exception_conflicts(claim, window),
+        *dropped_restrictions(claim, window, index),
+    )
 
 
 def _texts(index: EvidenceIndex | None, window: Window) -> list[str]:
@@ -439,55 +463,6 @@ def _parts_about(claim: str, q: Quantity, segments: list[tuple[set[str], tuple[Q
             top = max(rank(i) for i in tied)
             tied = [i for i in tied if rank(i) == top]
     return [segments[i][1] for i in tied]
-
-
-_RISE = re.compile(r"\b(?:ris(?:e|es|en|ing)|rose|increas\w*|gr[eo]w\w*|climb\w*|jump\w*|soar\w*|gain\w*|up)\b")
-_FALL = re.compile(r"\b(?:f[ae]ll\w*|drop\w*|declin\w*|decreas\w*|shr[iau]nk\w*|slump\w*|plung\w*|down)\b")
-_LEAD_IN = 30  # characters before a change where the word saying which way it went stands ("rose to 61% from 67%")
-
-
-_OFFSET = re.compile(r"\s*[a-z]+['’]?\s+(before|after|prior\s+to|earlier\s+than|later\s+than|ahead\s+of)\b", re.IGNORECASE)
-
-
-def _offset_turned(claim: str, window: Window) -> list[str]:
-    """A time offset told the other way: "start them 2 days after you enter the area" where the evidence says "2 days
-    before entering", counted from the same thing.  Only an offset with its number: "back up before updating" /
-    "update after backing up" say the same, which order.py reads."""
-    stated = [(e, _OFFSET.match(window.text, e.end)) for e in quantities(window.text) if e.dimension == "time"]
-    for q in quantities(claim):
-        mine = _OFFSET.match(claim, q.end) if q.dimension == "time" else None
-        if mine is None:
-            continue
-        for e, theirs in stated:
-            if theirs is not None and agree(q, e) is True and _side(mine.group(1)) != _side(theirs.group(1)) \
-                    and _reference(claim, mine.end()) is not None and _reference(claim, mine.end()) == _reference(window.text, theirs.end()):
-                return [f"order: {q.describe()} {_side(mine.group(1))} vs {_side(theirs.group(1))}"]
-    return []
-
-
-def _reference(text: str, at: int) -> str | None:
-    """What an offset is counted from: the first content word after "before" / "after" ("2 days before [entering]";
-    "10 minutes after [baking]" and "10 minutes before [taking] it out" count from two things)."""
-    return next(iter(content_words(text[at : at + 40])), None)
-
-
-def _side(word: str) -> str:
-    return "after" if word.lower().startswith(("after", "later")) else "before"
-
-
-def _change_against_its_word(claim: str, window: Window) -> tuple[str, ...]:
-    """A change whose two values the evidence states, told with a word for the other way: "turnout rose to 61% from
-    67%" against "turnout was 61%, down from 67%".  The two values tie the claim to its evidence where its words
-    barely do ("turnout" alone), so this is checked whatever the window's coverage."""
-    lowered, stated = claim.lower(), quantities(window.text)
-    for old, new in changes(claim):
-        if old.value == new.value or not (stated_in(old, stated) and stated_in(new, stated)):
-            continue
-        lead = lowered[max(0, min(old.start, new.start) - _LEAD_IN) : min(old.start, new.start)]
-        said_up, said_down = bool(_RISE.search(lead)), bool(_FALL.search(lead))
-        if said_up != said_down and said_up != (new.value > old.value):
-            return (f"number: {'a rise' if said_up else 'a fall'} from {old.describe()} to {new.describe()}",)
-    return ()
 
 
 def _reversed_change(claim: str, window: Window) -> list[str]:

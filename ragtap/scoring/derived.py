@@ -5,7 +5,7 @@ or changed).
 A sum or a difference ("15 + 30 minutes: 45 minutes in all"), a value times a count that a text distributes ("two
 midterms at 20% each: 40%") or a span of the unit it is given per ("£6,000 a year for three years"), a multiple the
 claim states ("double the weekday price"), a ratio ("twice"), a relative change ("from 3,100 to 4,200, a 35% rise"),
-the hours between two times, the days between two dates, the years between two years or a year and a span.  Tight on purpose: the same unit,
+the hours between two times, a time and a span the claim states, the days between two dates, the years between two years or a year and a span.  Tight on purpose: the same unit,
 rounding at the claim's own precision (or its hedge), so that an invented number is still one the evidence does not
 give.
 """
@@ -15,6 +15,7 @@ from __future__ import annotations
 import math
 import re
 
+from ragtap.scoring.bounds import restated_bound
 from ragtap.scoring.quantities import Quantity, changes, hour_of_day, quantities, unit_scale, within_rounding
 from ragtap.scoring.sentences import STOP_BREAK
 
@@ -40,8 +41,12 @@ def derived(claim: Quantity, texts: tuple[str, ...], cued: bool = False) -> bool
     others = own + [q for sentence in sentences for q in quantities(sentence) if not q.ordinal]
     if claim.ordinal or not others:
         return False
+    if restated_bound(claim, texts):  # "4 or more displays" for "more than 3 displays" (bounds.py)
+        return True
     if claim.slot == "%" and _CHANGE_WORD.search(texts[0]):  # "from 3,100 to 4,200, a 35% increase": a relative change
         return any(within_rounding(claim.value, change, claim.decimals, claim.hedged) for change in _relative_changes(others, texts))
+    if claim.dimension in ("time_of_day", "clock"):  # "at 20:30, half an hour before the pool closes at 21:00"
+        return _time_from_offset(claim, own, others)
     if claim.dimension == "multiple":  # "twice", "three times": a ratio
         return any(within_rounding(claim.value, ratio, claim.decimals, claim.hedged) for ratio in _ratios(others))
     if claim.dimension == "time":  # the time between two times of the day, or two years
@@ -63,6 +68,18 @@ def derived(claim: Quantity, texts: tuple[str, ...], cued: bool = False) -> bool
     if not kinds and claim.slot is None and claim.decimals == 0:
         kinds = {kind for q in own if (kind := _family(q)) is not None}
     return any(_derived_as(claim, kind, own, others, texts, cued) for kind in kinds)
+
+
+def _time_from_offset(claim: Quantity, own: list[Quantity], others: list[Quantity]) -> bool:
+    """A time of day worked out as another time plus or minus a span the claim itself states ("closes 7 hours after
+    the 08:30 start, so at 15:30"): only the claim's own spans, so that a wrong time is not excused by some span
+    somewhere in the documents."""
+    spans = [q.value * unit_scale(q.slot or "") / 3600 for q in own if q.dimension == "time"]
+    times = [hour_of_day(q) for q in others if q.dimension in ("time_of_day", "clock")]
+    target = hour_of_day(claim)
+    if any(abs(t % 24 - target % 24) < 1 / 120 for t in times):
+        return False  # a time the texts state is compared as stated ("opens at 9:30, half an hour before ... 10:00": swapped?)
+    return any(abs((t + sign * span) % 24 - target % 24) < 1 / 120 for t in times for span in spans for sign in (1, -1))
 
 
 _MONTH_STARTS = dict(zip("jan feb mar apr may jun jul aug sep oct nov dec".split(), (0, 31, 59, 90, 120, 151, 181, 212, 243, 273, 304, 334)))

@@ -123,6 +123,7 @@ _OPPOSITES_LIST = (
     # an exception turned around: "the tax rises except for households on pension credit" / "rises only for them"
     ("except", "only_to"),
     ("remove", "keep"), ("remove", "stay"), ("optional", "include"),
+    ("fixed", "variable"), ("working", "calendar"), ("business", "calendar"),
     ("erase", "keep"), ("erase", "retain"), ("erase", "preserve"), ("delete", "keep"), ("delete", "retain"), ("wipe", "keep"),
     ("lose", "keep"), ("reset", "keep"),
 )
@@ -232,16 +233,24 @@ _LAST_AS_PREVIOUS = re.compile(r"\blast(?=\s+(?:week|month|year|night|weekend|se
 # water bottles are not." says "water bottles are not provided".
 _ENDS_NEGATED = re.compile(r"\b(?:(?:is|are|was|were|do|does|did|can|could|will|would|should|shall|must|may|might|need|has|have|had)\s+not|[a-z]+n[’']t|cannot)\s*[.!;,]*\s*$",
                            re.IGNORECASE)
+_ENDS_AFFIRMED = re.compile(r"\b(?:is|are|was|were|do|does|did|can|could|will|would|should|must|may|has|have|had)\s*[.!;,]*\s*$", re.IGNORECASE)
+# ... and the predicate a negation denies, for an affirmation that leaves it out ("are not [allowed on site]").
+_DENIED_PREDICATE = re.compile(r"\b(?:(?:is|are|was|were|can|could|will|would|should|must|may|has|have|had|do|does|did)\s+(?:not|never)|cannot|[a-z]+n[’']t)\s+(?P<rest>\w.*?)[\s.!;,]*$",
+                               re.IGNORECASE)
 _PREDICATE = re.compile(r"\b(?:is|are|was|were|can|could|will|would|should|must|may|has|have|had|do|does|did)\s+(?!not\b)(?P<rest>\w.*?)[\s.!;,]*$",
                         re.IGNORECASE)
 
 
 def _elided(parts: list[str]) -> list[str]:
-    """The clauses with a predicate an elliptical negation leaves out filled in from the clause before."""
+    """The clauses with a predicate an ellipsis leaves out filled in from the clause before: a negation's ("..., but
+    gloves are not" = not provided), or an affirmation's, without the negation it denies ("Glass bottles are not
+    allowed, but sealed plastic bottles are" = allowed)."""
     out = list(parts)
     for i in range(1, len(out)):
         if _ENDS_NEGATED.search(out[i]) and (before := _PREDICATE.search(parts[i - 1])) is not None:
             out[i] = f"{out[i].rstrip(' .!;,')} {before.group('rest')}"
+        elif _ENDS_AFFIRMED.search(out[i]) and len(out[i].split()) >= 2 and (denied := _DENIED_PREDICATE.search(parts[i - 1])) is not None:
+            out[i] = f"{out[i].rstrip(' .!;,')} {denied.group('rest')}"
     return out
 
 
