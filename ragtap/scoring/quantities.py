@@ -209,7 +209,8 @@ def quantities(text: str) -> tuple[Quantity, ...]:
         quantity = _with_slot(lowered, value, match.group("cur"), _decimals(number), bool(match.group("ord")), start, cursor)
         found.append(quantity if compound is None else _counting(quantity, compound.group(1)))
         taken.append((start, cursor))
-    for pattern, value_of in _SPOKEN_SPANS:  # "half an hour", "an hour and a half", "a quarter of an hour"
+    spans = _SPOKEN_SPANS if "half" in lowered or "quarter" in lowered else ()  # (a cheap test first: most texts have none)
+    for pattern, value_of in spans:  # "half an hour", "an hour and a half", "a quarter of an hour"
         for match in pattern.finditer(lowered):
             if any(a <= match.start() < b for a, b in taken) or (unit := _lookup_unit([match.group("unit")], 0)) is None:
                 continue
@@ -222,7 +223,7 @@ def quantities(text: str) -> tuple[Quantity, ...]:
         value = 100 * (1 if count in ("a", "an", "one") else _WORD_NUMBERS[count]) / _DENOMINATORS[part.rstrip("s")]
         found.append(Quantity(round(value, 1), "%", "percent", 1, True, False, match.group(0), match.start(), match.end(), loose=True))
         taken.append(match.span())
-    for match in _NAMED_TIME.finditer(lowered):  # "until midnight", "at noon": times of day
+    for match in _NAMED_TIME.finditer(lowered) if "mid" in lowered or "noon" in lowered else ():  # "until midnight", "at noon": times of day
         midnight = match.group(0) == "midnight"
         found.append(Quantity(0.0 if midnight else 12.0, "am" if midnight else "pm", "time_of_day", 0, False, False, match.group(0),
                               match.start(), match.end()))
@@ -234,7 +235,7 @@ def quantities(text: str) -> tuple[Quantity, ...]:
         if part and whole and part < whole:
             found.append(Quantity(round(100 * part / whole, 1), "%", "percent", 1, True, False, match.group(0), match.start(), match.end(), loose=True))
             taken.append(match.span())
-    for match in _AGE_GROUP.finditer(lowered):  # "over-18s only", "under-5s go free": an age bound
+    for match in _AGE_GROUP.finditer(lowered) if "over-" in lowered or "under-" in lowered else ():  # "over-18s only", "under-5s go free": an age bound
         found.append(Quantity(float(match.group(2)), "age", None, 0, False, False, match.group(0), match.start(), match.end()))
         taken.append(match.span())
     found.extend(_word_numbers(lowered, taken))
@@ -365,10 +366,14 @@ def _tight(text: str, end: int) -> bool:
 _NOT_A_SLOT = frozenset("of out and or to the a an in on at for by with from than as is are was were be have has had per each more less".split())
 
 
+# Only words that open with a number word can be one (the loop below used to try every word of every text).
+_NUMBER_WORD = re.compile(r"(?<![a-z]-)\b(?:a\s+)?((?:" + "|".join(sorted(_WORD_NUMBERS, key=len, reverse=True)) + r")(?:-[a-z]+)?)\b")
+
+
 def _word_numbers(text: str, taken: list[tuple[int, int]]) -> list[Quantity]:
     """Number words: "two years", "a dozen eggs", "twenty-five", "third".  Digits were read already."""
     out = []
-    for match in re.finditer(r"\b(?:a\s+)?([a-z]+(?:-[a-z]+)?)\b", text):
+    for match in _NUMBER_WORD.finditer(text):
         word = match.group(1)
         parts = word.split("-")
         compound = None
