@@ -175,3 +175,12 @@ def test_the_numbers_of_an_ellipsis_tell_its_parts_apart(claim: str, expected: l
     index = EvidenceIndex([(0, TITLES)])
     (window, *_) = index.align(content_words(claim))
     assert substitution_conflicts(claim, window, index) == expected
+
+
+def test_a_word_the_sentence_says_with_the_same_words_after_it_is_no_substitution(embedder) -> None:
+    # WikiEval: the relative clause's "initiated" stands where the claim has "closed", but the sentence itself says
+    # "closed the case on" -- the claim restates its main clause.
+    document = ("As per the agreement, the Federal Security Service, which had initiated a case for armed rebellion under "
+                "Article 279 of the Criminal Code closed the case on 27 June 2023, dropping the charges.")
+    result = score(embedder, document, "The Federal Security Service closed the case on armed rebellion, dropping the charges.")
+    assert not result.contradicted_claims, outcomes(result)

@@ -464,10 +464,31 @@ def _different_things(mine: list[str], theirs: list[str], claim: str, sentence: 
     # Common nouns only: a name told otherwise ("Chris" / "Christopher") is one thing, names are judged above.
     common = not set(mine_shown) & claim_names and not set(theirs_shown) & sentence_names
     together = any(_adjacent([t for t in _all_stems(one) if t not in _ARTICLES], mine, theirs) for one in window_sentences)
-    if common and not together and any(_in_frame(mine, frame, window_sentences) and _in_frame(theirs, frame, window_sentences)
-                            for frame in frames):  # not "the January counterterrorism operation": one thing
+    if common and not together and not _restated_in_the_sentence(sentence, mine, theirs, claim) \
+            and any(_in_frame(mine, frame, window_sentences) and _in_frame(theirs, frame, window_sentences)
+                    for frame in frames):  # not "the January counterterrorism operation": one thing
         return "frame"
     return None
+
+
+_STATED_REACH = 3  # words after the claim's word that, written the same in the sentence, show it restates that part
+
+
+def _restated_in_the_sentence(sentence: str, mine: list[str], theirs: list[str], claim: str) -> bool:
+    """The sentence itself says the claim's word with the words that follow it in the claim: "the Service, which had
+    initiated a case for armed rebellion under Article 279 of the Criminal Code closed the case on 27 June" says the
+    Service [closed the case on], so "closed the case on armed rebellion" restates it (a WikiEval answer was taken
+    for "initiated" replaced).  "sells rye loaves on Saturdays" against "sourdough loaves on Saturdays and rye loaves
+    on Sundays" is not stated so: "rye loaves on Sundays"."""
+    claim_stems, sentence_stems = _all_stems(claim), _all_stems(sentence)
+    for i in range(len(claim_stems) - len(mine) + 1):
+        if list(claim_stems[i : i + len(mine)]) != mine:
+            continue
+        phrase = list(claim_stems[i : i + len(mine) + _STATED_REACH])
+        if len(phrase) == len(mine) + _STATED_REACH and any(list(sentence_stems[j : j + len(phrase)]) == phrase
+                                                            for j in range(len(sentence_stems) - len(phrase) + 1)):
+            return True
+    return False
 
 
 def _in_frame(span: list[str], frame: tuple[str, bool], documents: Sequence[str]) -> bool:
