@@ -22,7 +22,7 @@ from __future__ import annotations
 import dataclasses
 import re
 
-from ragtap.scoring.alignment import EvidenceIndex
+from ragtap.scoring.alignment import EvidenceIndex, Window
 from ragtap.scoring.lexical import content_words
 from ragtap.scoring.polarity import clauses, polarity_conflicts
 from ragtap.types import ClaimOutcome, ClaimSupport
@@ -60,11 +60,9 @@ def judge_reply(answer: str, question: str, index: EvidenceIndex) -> ClaimSuppor
     if said is None:
         return None
     words = list(dict.fromkeys(content_words(said)))
-    asked = set(content_words(question))
-    windows = [w for w in index.align(words) if asked <= {x for i in w.sentences for x in index.sentences[i].words}]
-    if not asked or not windows:
+    window = _holding_the_question(index, words, question)
+    if window is None:
         return None
-    window = windows[0]
     conflicts = tuple(polarity_conflicts(said, window, lossy=window.document in index.lossy))
     if conflicts:
         outcome, reason = ClaimOutcome.CONTRADICTED, "contradicted"
@@ -99,13 +97,20 @@ def answered_against(question: str, first: ClaimSupport, index: EvidenceIndex) -
             or _NEGATED_OR_ALTERNATIVE.search(asked.group(0)) or _QUALIFIED.search(answered.group("rest")):
         return first
     core = f"{'not ' if answered.group('word').lower() in _NEGATIVE else ''}{asked.group(0).rstrip(' ?')}"
-    asked_words = set(content_words(question))
-    windows = [w for w in index.align(list(dict.fromkeys(content_words(core))))
-               if asked_words and asked_words <= {x for i in w.sentences for x in index.sentences[i].words}]
-    if not windows:
+    window = _holding_the_question(index, list(dict.fromkeys(content_words(core))), question)
+    if window is None:
         return first
-    conflicts = tuple(polarity_conflicts(core, windows[0], lossy=windows[0].document in index.lossy))
+    conflicts = tuple(polarity_conflicts(core, window, lossy=window.document in index.lossy))
     if not conflicts:
         return first
     return dataclasses.replace(first, outcome=ClaimOutcome.CONTRADICTED, reason="contradicted", conflicts=tuple(f"reply: {c}" for c in conflicts),
-                               evidence_document=windows[0].document, evidence_start=windows[0].start, evidence_end=windows[0].end)
+                               evidence_document=window.document, evidence_start=window.start, evidence_end=window.end)
+
+
+def _holding_the_question(index: EvidenceIndex, words: list[str], question: str) -> Window | None:
+    """The best window for `words` whose sentences hold every content word of the question (None: no window does,
+    the documents do not answer it in one place)."""
+    asked = set(content_words(question))
+    if not asked:
+        return None
+    return next((w for w in index.align(words) if asked <= {x for i in w.sentences for x in index.sentences[i].words}), None)
