@@ -3,8 +3,8 @@ IELTS score of 6.5, with no band below 6.0"; "end it after 2 months with 6 month
 months by giving 2 months' notice".
 
 Both values stand in the evidence sentence, so neither is missing, and in a part about the same thing each is
-"stated" by its twin.  What gives a number its role is the word right next to it: the word before it ("below",
-"after") or the first word after its unit ("notice").  A claim's number whose neighbour word is, in the evidence
+"stated" by its twin.  What gives a number its role is the limit or time word next to it, before it ("below 6.0",
+"after 6 months") or after its unit ("2 months before").  A claim's number whose neighbour word is, in the evidence
 sentence, the neighbour of exactly one number -- another value of the same kind -- and not of the number's own twin,
 has taken that number's place (unless its twin has that neighbour on its other side: "more than 35 hours over
 parts of seven days" is said of 35 hours too).
