@@ -81,6 +81,7 @@ def test_an_unfaithful_claim_is_contradicted(embedder, document: str, answer: st
     (MATCH, "Dunmore Athletic won 3-1 against Carrow Town."),
     (MATCH, "Tom Reid, Carrow's goalkeeper, was sent off in the 81st minute."),
     (FESTIVAL, "Gates open at 11am and the last set ends at 11pm. Sealed plastic bottles are allowed, but glass isn't."),
+    (FESTIVAL, "Sealed plastic bottles are allowed, glass isn't."),
     (FESTIVAL, "Around two in five tickets go to people from outside the county."),
     (LOAN, "It's a fixed 4.9% APR, with a decision within five working days."),
     (MATCH, "Despite Carrow's desire to keep Byrne, they appreciated his wish to move abroad."),

@@ -76,7 +76,9 @@ _SCOPE = 5  # a negation governs the words up to this many tokens after it ("doe
 _DOUBLE_NEGATION_REACH = 10
 # Clauses.  "except" opens its clause and stays in it ("except for" / "only for" are compared); "unless" is "if not"
 # inside its sentence's clause (`_terms`), so both sides' conditions are compared with what they govern.
-_CLAUSE = re.compile(r"[;:]\s+|(?<=[.!?])\s+|\s+(?:but|while|whereas|although|though|however)\s+|,\s+so\s+(?!that\b)|\s+(?=except\s)|\s+-{1,2}\s+",
+_CLAUSE = re.compile(r"[;:]\s+|(?<=[.!?])\s+|\s+(?:but|while|whereas|although|though|however)\s+|,\s+so\s+(?!that\b)|\s+(?=except\s)|\s+-{1,2}\s+"
+                     # "plastic bottles are allowed, glass isn't": a short elliptical negation after a comma is a clause
+                     r"|,\s+(?!(?:but|and|or|while|whereas|so)\b)(?=(?:[^\W\d_][\w-]*\s+){1,3}(?:is|are|was|were|do|does|did|can|will)(?:n[’']t|\s+not)\s*[.!]?\s*$)",
                      re.IGNORECASE)
 
 # Opposites, by stem.  Multi-word ones are joined with "_" before matching ("at least" -> "at_least").
