@@ -23,6 +23,10 @@ clause before without the negation it answers ("Glass bottles are not allowed on
 are" = allowed on site; a claim's "plastic isn't allowed" against it is still taken for the glass clause's negation,
 which the window also holds: not caught).
 
+**A bare number after a name or a label noun is that thing's number** ("Android 9" / "Android 10", "Route 42"); "half
+hour" and "half-day" are spans; an age group ("Over-60s") is no code name; and what the evidence says *was removed*
+("Exports to PDF were removed in this version") is contradicted by a claim that it can be done or is available.
+
 **"gloves are not provided" is no refusal**: the passive hedge "is not provided" marked it as one; a hedge needs "has
 not been provided" (or "is not specified / mentioned / stated / disclosed").
 
@@ -94,3 +98,28 @@ def test_a_faithful_claim_stays_grounded(embedder, document: str, answer: str) -
 def test_a_time_said_in_words_is_compared(embedder) -> None:
     result = score(embedder, FESTIVAL, "Gates open at 11am and the last set finishes at midnight.")
     assert result.verdict is not Verdict.GROUNDED, outcomes(result)  # midnight is no 23:00 (flagged as not stated)
+
+
+APP = ("Version 3.2 of the app adds dark mode. The app requires Android 10 or later. Exports to PDF were removed in this "
+       "version and will return in 3.3.")
+BUS = ("Route 42 runs every 12 minutes on weekdays and every 30 minutes in the evenings. Passengers over 60 travel free "
+       "after 9:30 with a concession pass.")
+
+
+@pytest.mark.parametrize("document, answer, question", [
+    (APP, "Yes, it supports Android 9 and later.", "Will it run on Android 9?"),  # a label's number: Android 9, not 10
+    (APP, "Yes, you can export to PDF in version 3.2.", "Can I export to PDF?"),  # "were removed": not there
+])
+def test_a_labelled_number_and_a_removed_feature(embedder, document: str, answer: str, question: str) -> None:
+    result = score(embedder, document, answer, question)
+    assert result.contradicted_claims, outcomes(result)
+
+
+@pytest.mark.parametrize("document, answer", [
+    (APP, "Version 3.2 adds dark mode and needs Android 10 or later; PDF export comes back in 3.3."),
+    (BUS, "Route 42 runs every 12 minutes on weekdays and every half hour in the evenings."),
+    (BUS, "Over-60s with a concession pass travel free after 9:30."),  # "Over-60s" is no code name
+])
+def test_labels_half_hours_and_age_groups_stay_grounded(embedder, document: str, answer: str) -> None:
+    result = score(embedder, document, answer)
+    assert result.verdict is Verdict.GROUNDED, (result.explanation, outcomes(result))

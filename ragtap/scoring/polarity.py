@@ -55,6 +55,9 @@ _CESSATION = frozenset(
     "cease ceased ceases withdraw withdrew withdrawn abolish abolished eliminate eliminated retire retired lack lacks lacked "
     "exclude excluded excludes".split()
 )
+# ... and said as a fact of what the evidence is about, not an instruction ("Remove the cover"): "were removed".
+_REMOVED = re.compile(r"\b(?:was|were|has\s+been|have\s+been|had\s+been)\s+(removed|dropped|discontinued|withdrawn|abolished|eliminated|retired|deprecated)\b",
+                      re.IGNORECASE)
 # Words that say "hardly any" ("made little headway", "few survived", "barely moved"): a side with one of them is no
 # plain assertion for a negation on the other side to contradict; the two may say the same thing.
 _SCANT = frozenset(stem(w) for w in "little few hardly barely scarcely seldom rarely".split())
@@ -503,6 +506,12 @@ def _flips(claim: str, evidence: str, claim_terms: list[str], evidence_terms: li
         own = claim_heads if claim_negates else []
         if not any(_same_negation(mine, theirs) for mine in own for theirs in _negated(list(window_terms), turned)[0]):
             reasons.append("negation")
+    # What the evidence says was removed, claimed to be there: "Yes, you can export to PDF" / "Exports to PDF were
+    # removed in this version" (neither side negates; the cessation is the evidence's negation).
+    removed = _REMOVED.search(evidence)
+    if removed and not claim_negates and not evidence_negates and claim_set & ({"can", "could"} | _PERMISSION) and not claim_set & _CESSATION \
+            and not reasons:
+        reasons.append(f"negation: {removed.group(1).lower()}")
     order = reversed_order(claim, evidence, shared, _words)
     if order:
         reasons.append(order)

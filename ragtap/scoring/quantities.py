@@ -240,7 +240,30 @@ def quantities(text: str) -> tuple[Quantity, ...]:
         taken.append(match.span())
     found.extend(_word_numbers(lowered, taken))
     found.sort(key=lambda q: q.start)
-    return _parts_of_wholes(lowered, found)
+    return _parts_of_wholes(lowered, _labelled(text, found))
+
+
+# A bare number after a name or a label noun is that thing's number: "Android 10", "Route 42", "Terminal 2", "version
+# 3.2" (so "Android 9" disagrees with it, where two bare numbers said nothing about each other).
+_LABEL_BEFORE = re.compile(r"\b([A-Za-z][A-Za-z-]*)\s+$")
+_LABEL_NOUNS = frozenset("version release route line bus platform gate terminal room chapter section table figure page "
+                         "level grade stage phase zone band tier lane bay floor building exit junction track".split())
+_NOT_LABELS = frozenset("a an the in on at by of for to from with about around over under nearly almost only just up "
+                        "than and or between aged age all some top after before until since within per each every "
+                        "no not than is are was were be been has have had".split()) | frozenset(MONTHS) \
+    | frozenset("monday tuesday wednesday thursday friday saturday sunday jan feb mar apr jun jul aug sep sept oct nov dec".split())
+
+
+def _labelled(text: str, found: list[Quantity]) -> list[Quantity]:
+    out = []
+    for q in found:
+        if q.slot is None and q.dimension is None and not q.ordinal and not q.is_year and not q.loose:
+            before = _LABEL_BEFORE.search(text, max(0, q.start - 25), q.start)
+            word = before.group(1) if before else ""
+            if word and word.lower() not in _NOT_LABELS and (any(c.isupper() for c in word) or word.lower() in _LABEL_NOUNS):
+                q = dataclasses.replace(q, slot=f"label_{word.lower()}")
+        out.append(q)
+    return out
 
 
 _PART_OF = re.compile(r"\s+(?:out\s+)?of\s+(?:the\s+|all\s+|its\s+|their\s+)?")
@@ -265,7 +288,7 @@ _SMALL = {"a": 1, "an": 1, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5,
 _SPAN_UNIT = r"(?P<unit>hour|day|week|month|year|minute)s?\b"
 # Spans said in words, with their values: "half an hour" (0.5), "an hour and a half" (1.5), "a quarter of an hour".
 _SPOKEN_SPANS = (
-    (re.compile(rf"\bhalf\s+an?\s+{_SPAN_UNIT}"), lambda m: 0.5),
+    (re.compile(rf"\bhalf(?:\s+an?\s+|[- ]){_SPAN_UNIT}"), lambda m: 0.5),  # "half an hour", "every half hour", "a half-day"
     (re.compile(rf"\b(?P<n>an?|one|two|three|four|five|six)\s+{_SPAN_UNIT}\s+and\s+a\s+half\b"), lambda m: _SMALL[m.group("n")] + 0.5),
     (re.compile(rf"\ba\s+quarter\s+of\s+an?\s+{_SPAN_UNIT}"), lambda m: 0.25),
 )
