@@ -27,6 +27,10 @@ which the window also holds: not caught).
 hour" and "half-day" are spans; an age group ("Over-60s") is no code name; and what the evidence says *was removed*
 ("Exports to PDF were removed in this version") is contradicted by a claim that it can be done or is available.
 
+**Times of day take "from" and "by" as their roles** too, and the numbers' own checks (`anchors.py`, a change told the
+other way) run whatever the window's coverage ("Check in from 11:00; check out by 14:00": "check" alone aligns);
+"welcome" and "permitted" are "allowed".
+
 **"gloves are not provided" is no refusal**: the passive hedge "is not provided" marked it as one; a hedge needs "has
 not been provided" (or "is not specified / mentioned / stated / disclosed").
 
@@ -122,4 +126,26 @@ def test_a_labelled_number_and_a_removed_feature(embedder, document: str, answer
 ])
 def test_labels_half_hours_and_age_groups_stay_grounded(embedder, document: str, answer: str) -> None:
     result = score(embedder, document, answer)
+    assert result.verdict is Verdict.GROUNDED, (result.explanation, outcomes(result))
+
+
+CAMP = ("Check-in is from 14:00 and check-out by 11:00. Dogs are welcome at the campsite but must be kept on a lead. "
+        "Quiet hours run from 22:00 to 7:00.")
+
+
+@pytest.mark.parametrize("answer", [
+    "Check in from 11:00; check out by 14:00.",  # two times trading places; "check" alone barely aligns
+    "Dogs are not allowed at the campsite.",  # "welcome" and "allowed" are one permission
+])
+def test_times_trading_places_and_a_permission_in_other_words(embedder, answer: str) -> None:
+    result = score(embedder, CAMP, answer)
+    assert result.contradicted_claims, outcomes(result)
+
+
+@pytest.mark.parametrize("answer", [
+    "Check in from 14:00 and check out by 11:00.",
+    "Dogs are allowed at the campsite, on a lead.",
+])
+def test_times_in_place_and_a_permission_stay_grounded(embedder, answer: str) -> None:
+    result = score(embedder, CAMP, answer)
     assert result.verdict is Verdict.GROUNDED, (result.explanation, outcomes(result))

@@ -27,14 +27,16 @@ from ragtap.scoring.words import stem
 
 # Not "to" and "from": they join the two ends of a range or a change ("rounds 1 to 5", "from 10 to 5 minutes").
 _ROLE_PREPOSITIONS = frozenset("below above after before within until over under".split())
+# For a time of day, "from" and "by" give its role too: a start and a deadline.
+_CLOCK_ROLES = frozenset({"from", "by"})
 _WORD = re.compile(r"[a-z][a-z'’-]*")
 _REACH = 3  # words looked at on each side for the neighbour
 _BOUNDARY = re.compile(r"[,;:()]|\b(?:and|or|but|while|whereas|then)\b")
 
 
-def _role_word(words: list[str]) -> str | None:
+def _role_word(words: list[str], roles: frozenset[str] = frozenset()) -> str | None:
     """The nearest preposition of a limit or a time among `words` (nearest first): "until [they reach] 6 months"."""
-    return next((word for word in words if word in _ROLE_PREPOSITIONS), None)
+    return next((word for word in words if word in _ROLE_PREPOSITIONS or word in roles), None)
 
 
 def _neighbours(text: str, q: Quantity) -> tuple[str | None, str | None]:
@@ -45,7 +47,8 @@ def _neighbours(text: str, q: Quantity) -> tuple[str | None, str | None]:
     after = _WORD.findall(_BOUNDARY.split(lowered[q.end : q.end + 40])[0])[: _REACH + 1]
     if after and q.slot and stem(after[0].strip("'’")) in (q.slot, stem(q.slot)):
         after = after[1:]  # the unit: "2 months' [notice]"
-    return _role_word(list(reversed(before))), _role_word(after)
+    roles = _CLOCK_ROLES if q.dimension in ("time_of_day", "clock") else frozenset()  # "check in from 14:00, out by 11:00"
+    return _role_word(list(reversed(before)), roles), _role_word(after, roles)
 
 
 def _same_kind(claim: Quantity, evidence: Quantity) -> bool:

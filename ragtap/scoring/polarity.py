@@ -183,7 +183,11 @@ def _term(word: str) -> str:
         return word
     term = _stem_term(word)
     # The stemmer makes "noted" and "noting" into "not": only "not" itself is that negation.
-    return word if term in _SHORT_NEGATIONS else term
+    return word if term in _SHORT_NEGATIONS else _ONE_PERMISSION.get(term, term)
+
+
+# Words of one permission, compared as one ("Dogs are welcome" / "dogs aren't allowed").
+_ONE_PERMISSION = {stem(w): stem("allowed") for w in ("welcome", "welcomed", "permitted", "permit")}
 
 
 _SHORT_NEGATIONS = frozenset({"not", "no", "nor"})
@@ -215,7 +219,7 @@ def _words(text: str, terms: list[str] | None = None) -> set[str]:
     text's, when they were read already."""
     if terms is None:
         terms = _terms(text) if _HOW_OFTEN.search(text) else []
-    return {w.rstrip("'") for w in content_words(text)} | {t for t in terms if t.startswith("freq_")}
+    return {_ONE_PERMISSION.get(w.rstrip("'"), w.rstrip("'")) for w in content_words(text)} | {t for t in terms if t.startswith("freq_")}
 
 
 def clauses(text: str) -> list[str]:
