@@ -131,7 +131,7 @@ def _claims(plan: _Plan, vectors: np.ndarray, policy: ScoringPolicy, question: s
                                documents.index)
     answer = [judge_claim(claim, vector(row), evidence, policy.claims) for claim, row in zip(plan.answer_claims, plan.answer_claim_rows)]
     answer = sequence_conflicts([c.checked_text for c in plan.answer_claims], answer, documents.index, plan.documents)
-    if answer and question and plan.answer_claims and plan.answer_claims[0].start == answer[0].start:
+    if answer and question:
         answer[0] = answered_against(question, answer[0], documents.index)  # "Yes, ..." read with its question
     if answer_text and question and all(c.supported is None for c in answer):
         # Nothing judgeable alone: a one-word answer, or a yes/no reply, read with its question.

@@ -68,16 +68,20 @@ def find_conflicts(claim: str, windows: Sequence[Window], vocabulary: DocumentVo
     `index`: all the documents' sentences, where a name of the claim is looked up (names.py)."""
     if not windows:
         return ()
-    # The number checks whose numbers tie the claim to its evidence sentence where its words barely do ("turnout" alone,
-    # "check in from 11:00; check out by 14:00") run whatever the window's coverage.
-    return _mismatches(claim, windows, vocabulary, index) or denied_things(claim, windows) or change_against_its_word(claim, windows[0]) \
-        or tuple(values_in_each_others_places(claim, windows[0].text))
+    found = _mismatches(claim, windows, vocabulary, index) if _comparable(windows[0]) \
+        else tuple(values_in_each_others_places(claim, windows[0].text))  # (run with the window checks otherwise)
+    # The numbers tie the claim to its evidence sentence where its words barely do ("turnout" alone, "check in from
+    # 11:00; check out by 14:00"): these run whatever the window's coverage.
+    return found or denied_things(claim, windows) or change_against_its_word(claim, windows[0])
+
+
+def _comparable(window: Window) -> bool:
+    """The window holds enough of the claim for its words to be compared with it."""
+    return window.coverage >= MIN_COVERAGE and window.covered >= 2
 
 
 def _mismatches(claim: str, windows: Sequence[Window], vocabulary: DocumentVocabulary,
                 index: EvidenceIndex | None) -> tuple[str, ...]:
-    if windows[0].coverage < MIN_COVERAGE or windows[0].covered < 2:
-        return ()
     candidates = [w for w in windows if w.coverage >= max(MIN_COVERAGE, windows[0].coverage - TIE)]
     found: tuple[str, ...] = ()
     for rank, window in enumerate(candidates):

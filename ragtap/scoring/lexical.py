@@ -18,7 +18,7 @@ import unicodedata
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from ragtap.scoring.quantities import Quantity, converted_within, quantities, stated_in
+from ragtap.scoring.quantities import AGE_GROUP, Quantity, converted_within, quantities, stated_in
 from ragtap.scoring.words import stem
 
 # Function words, and the words every answer uses to frame itself ("you", "should", "make sure"): they say
@@ -138,9 +138,6 @@ def _bare(token: str) -> str:
     return token
 
 
-_AGE_GROUP_WORD = re.compile(r"(?:over|under)-\d{1,3}s")
-
-
 @functools.lru_cache(maxsize=16384)
 def names(text: str) -> frozenset[str]:
     """Proper names and codes (lower-cased, whole words): capitalised words inside a sentence, acronyms, model
@@ -155,7 +152,7 @@ def names(text: str) -> frozenset[str]:
         letters = [c for c in word if c.isalpha()]
         if len(word) < 2 or not letters or word.lower() in _NOT_NAMES or not any(c.isupper() for c in letters):
             continue  # one letter is a unit, an initial or a label ("4.5 L", "25 °C", "option B"), never a name
-        code = any(c.isdigit() for c in word) and not _AGE_GROUP_WORD.fullmatch(word.lower())  # "Over-60s" is no code
+        code = any(c.isdigit() for c in word) and not AGE_GROUP.fullmatch(word.lower())  # "Over-60s" is no code
         acronym = len(letters) >= 2 and all(c.isupper() for c in letters)
         if not acronym and not code and word.lower() in _FUNCTION_WORDS:
             continue  # a capitalised function word in a title or a name ("Find Your Park") names nothing itself

@@ -231,11 +231,11 @@ def quantities(text: str) -> tuple[Quantity, ...]:
     for match in _IN_EVERY.finditer(lowered):  # "two in five tickets", "1 in 6 children": a share
         if any(a <= match.start() < b for a, b in taken):
             continue
-        part, whole = (_SMALL_COUNTS.get(g, None) if not g.isdigit() else int(g) for g in match.group(1, 2))
+        part, whole = (int(g) if g.isdigit() else _WORD_NUMBERS[g] for g in match.group(1, 2))
         if part and whole and part < whole:
             found.append(Quantity(round(100 * part / whole, 1), "%", "percent", 1, True, False, match.group(0), match.start(), match.end(), loose=True))
             taken.append(match.span())
-    for match in _AGE_GROUP.finditer(lowered) if "over-" in lowered or "under-" in lowered else ():  # "over-18s only", "under-5s go free": an age bound
+    for match in AGE_GROUP.finditer(lowered) if "over-" in lowered or "under-" in lowered else ():  # "over-18s only", "under-5s go free": an age bound
         found.append(Quantity(float(match.group(2)), "age", None, 0, False, False, match.group(0), match.start(), match.end()))
         taken.append(match.span())
     found.extend(_word_numbers(lowered, taken))
@@ -284,18 +284,16 @@ def _parts_of_wholes(text: str, found: list[Quantity]) -> tuple[Quantity, ...]:
 # out from two prices), as a loose "one".
 _FRACTION = re.compile(r"\b(a|an|one|two|three|four)\s+(half|thirds?|quarters?|fifths?|tenths?)(?=\s+of\b)|\bhalf(?=\s+(?:of\s+)?(?:the|its|their|all)\b)")
 _DENOMINATORS = {"half": 2, "third": 3, "quarter": 4, "fifth": 5, "tenth": 10}
-_SMALL = {"a": 1, "an": 1, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6}
 _SPAN_UNIT = r"(?P<unit>hour|day|week|month|year|minute)s?\b"
 # Spans said in words, with their values: "half an hour" (0.5), "an hour and a half" (1.5), "a quarter of an hour".
 _SPOKEN_SPANS = (
     (re.compile(rf"\bhalf(?:\s+an?\s+|[- ]){_SPAN_UNIT}"), lambda m: 0.5),  # "half an hour", "every half hour", "a half-day"
-    (re.compile(rf"\b(?P<n>an?|one|two|three|four|five|six)\s+{_SPAN_UNIT}\s+and\s+a\s+half\b"), lambda m: _SMALL[m.group("n")] + 0.5),
+    (re.compile(rf"\b(?P<n>an?|one|two|three|four|five|six)\s+{_SPAN_UNIT}\s+and\s+a\s+half\b"), lambda m: _WORD_NUMBERS.get(m.group("n"), 1) + 0.5),
     (re.compile(rf"\ba\s+quarter\s+of\s+an?\s+{_SPAN_UNIT}"), lambda m: 0.25),
 )
 _NAMED_TIME = re.compile(r"\b(?:midnight|noon|midday)\b")
-_SMALL_COUNTS = {"one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8, "nine": 9, "ten": 10}
 _IN_EVERY = re.compile(r"\b(one|two|three|four|five|six|seven|eight|nine|\d{1,2})\s+in\s+(?:every\s+)?(two|three|four|five|six|seven|eight|nine|ten|\d{1,3})\b")
-_AGE_GROUP = re.compile(r"\b(over|under)-(\d{1,3})s\b")
+AGE_GROUP = re.compile(r"\b(over|under)-(\d{1,3})s\b")  # "over-18s": an age bound (and no code name, lexical.names)
 
 
 # A count hyphenated to the noun it counts: "a 7-round tournament", "a four-door car" (the noun's first word).

@@ -96,8 +96,8 @@ def answered_against(question: str, first: ClaimSupport, index: EvidenceIndex) -
     if first.outcome is not ClaimOutcome.SUPPORTED or asked is None or answered is None \
             or _NEGATED_OR_ALTERNATIVE.search(asked.group(0)) or _QUALIFIED.search(answered.group("rest")):
         return first
-    core = f"{'not ' if answered.group('word').lower() in _NEGATIVE else ''}{asked.group(0).rstrip(' ?')}"
-    window = _holding_the_question(index, list(dict.fromkeys(content_words(core))), question)
+    core = statement(question, answered.group("word"))  # the plain yes or no, whatever words follow it
+    window = _holding_the_question(index, list(dict.fromkeys(content_words(core or ""))), question)
     if window is None:
         return first
     conflicts = tuple(polarity_conflicts(core, window, lossy=window.document in index.lossy))
