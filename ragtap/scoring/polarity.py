@@ -228,8 +228,6 @@ def clauses(text: str) -> list[str]:
     return [c for c in _CLAUSE.split(text) if c and c.strip()]
 
 
-_clauses = clauses
-
 # "last" that is no opposite of "first": a time ("last month", "at last") or the verb ("the warranty lasts 3 years",
 # "it will last").
 # "a"/"an" after an amount or a count is "per": "£1,150 a week", "3 euros an hour", "twice a day" (then the how-often
@@ -240,14 +238,12 @@ _LAST_AS_PREVIOUS = re.compile(r"\blast(?=\s+(?:week|month|year|night|weekend|se
 
 # A clause that ends on its negated auxiliary leaves its predicate to the clause before: "Towels are provided, but
 # water bottles are not." says "water bottles are not provided".
-_ENDS_NEGATED = re.compile(r"\b(?:(?:is|are|was|were|do|does|did|can|could|will|would|should|shall|must|may|might|need|has|have|had)\s+not|[a-z]+n[’']t|cannot)\s*[.!;,]*\s*$",
-                           re.IGNORECASE)
-_ENDS_AFFIRMED = re.compile(r"\b(?:is|are|was|were|do|does|did|can|could|will|would|should|must|may|has|have|had)\s*[.!;,]*\s*$", re.IGNORECASE)
+_AUX = r"(?:is|are|was|were|do|does|did|can|could|will|would|should|must|may|has|have|had)"
+_ENDS_NEGATED = re.compile(rf"\b(?:(?:{_AUX}|shall|might|need)\s+not|[a-z]+n[’']t|cannot)\s*[.!;,]*\s*$", re.IGNORECASE)
+_ENDS_AFFIRMED = re.compile(rf"\b{_AUX}\s*[.!;,]*\s*$", re.IGNORECASE)
 # ... and the predicate a negation denies, for an affirmation that leaves it out ("are not [allowed on site]").
-_DENIED_PREDICATE = re.compile(r"\b(?:(?:is|are|was|were|can|could|will|would|should|must|may|has|have|had|do|does|did)\s+(?:not|never)|cannot|[a-z]+n[’']t)\s+(?P<rest>\w.*?)[\s.!;,]*$",
-                               re.IGNORECASE)
-_PREDICATE = re.compile(r"\b(?:is|are|was|were|can|could|will|would|should|must|may|has|have|had|do|does|did)\s+(?!not\b)(?P<rest>\w.*?)[\s.!;,]*$",
-                        re.IGNORECASE)
+_DENIED_PREDICATE = re.compile(rf"\b(?:{_AUX}\s+(?:not|never)|cannot|[a-z]+n[’']t)\s+(?P<rest>\w.*?)[\s.!;,]*$", re.IGNORECASE)
+_PREDICATE = re.compile(rf"\b{_AUX}\s+(?!not\b)(?P<rest>\w.*?)[\s.!;,]*$", re.IGNORECASE)
 
 
 def _elided(parts: list[str]) -> list[str]:
@@ -267,7 +263,7 @@ def _elided(parts: list[str]) -> list[str]:
 def polarity_conflicts(claim: str, best: Window, *, lossy: bool = False) -> list[str]:
     """Why each clause of the claim turns its evidence clause in `best` around (negation, opposite, order).
     `lossy`: the evidence's document lost words in extraction (lossy.py), so a negation it lacks may be one it lost."""
-    read = [(c, _terms(c)) for c in _elided(_clauses(best.text))]
+    read = [(c, _terms(c)) for c in _elided(clauses(best.text))]
     evidence_clauses = [(c, _words(c, terms), terms) for c, terms in read]
     sentences = [(s, _words(s)) for s in STOP_BREAK.split(best.text) if s.strip()]
     window_terms = [t for _, _, terms in evidence_clauses for t in terms]
@@ -275,7 +271,7 @@ def polarity_conflicts(claim: str, best: Window, *, lossy: bool = False) -> list
     out: list[str] = []
     denials: _Denials | None = None  # computed once, for the first claim clause that needs it
     warned = bool(_words(claim) & _WARNING)  # the claim warns against something ("opening the lid while boiling is dangerous")
-    for clause in _elided(_clauses(claim)):
+    for clause in _elided(clauses(claim)):
         clause_terms = _terms(clause)
         words = _words(clause, clause_terms)
         if len(words) < MIN_CLAUSE_OVERLAP:
@@ -285,7 +281,7 @@ def polarity_conflicts(claim: str, best: Window, *, lossy: bool = False) -> list
         if most < MIN_CLAUSE_OVERLAP or most < 0.5 * len(words):
             # No clause holds enough of it; the sentence may ("approved plans for a new swimming pool as part of the
             # budget" / "The budget includes ..., but a proposal to build a new swimming pool was rejected").
-            across = _opposite_across_clauses(clause, clause_terms, words, most, sentences)
+            across = _opposite_acrossclauses(clause, clause_terms, words, most, sentences)
             if across:
                 out.append(across)
             elif most >= MIN_CLAUSE_OVERLAP:
@@ -308,7 +304,7 @@ def polarity_conflicts(claim: str, best: Window, *, lossy: bool = False) -> list
         else:
             out.append(reasons[0])
             continue
-        across = _opposite_across_clauses(clause, clause_terms, words, most, sentences)
+        across = _opposite_acrossclauses(clause, clause_terms, words, most, sentences)
         if across:
             out.append(across)
             continue
@@ -320,7 +316,7 @@ def polarity_conflicts(claim: str, best: Window, *, lossy: bool = False) -> list
     return out
 
 
-def _opposite_across_clauses(clause: str, clause_terms: list[str], words: set[str], best_overlap: int,
+def _opposite_acrossclauses(clause: str, clause_terms: list[str], words: set[str], best_overlap: int,
                              sentences: list[tuple[str, set[str]]]) -> str | None:
     """An opposite the claim clause meets only in the evidence sentence as a whole: "Dogs are banned from the trail
     between April and July" against "Dogs are allowed on the trail but must be kept on a lead between April and
