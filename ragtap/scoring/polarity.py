@@ -65,6 +65,10 @@ _SCANT = frozenset(stem(w) for w in "little few hardly barely scarcely seldom ra
 # in its way what a prohibition on the other side says ("do not use cruise control in heavy traffic").
 _WARNING = frozenset(stem(w) for w in "dangerous danger unsafe hazardous hazard risky harmful avoid caution careful "
                      "warning warn".split())
+# A failure and what it leads to: a warning to do the thing failed ("Failure to follow these instructions may result
+# in injury" = "follow these instructions to avoid injury").
+_FAILURE = frozenset(stem(w) for w in "fail failure failing".split())
+_CONSEQUENCE = frozenset(stem(w) for w in "result results cause causes lead leads damage injury injuries harm".split())
 _NEAR_POSSIBLE = 4  # terms between "can" and what it says is possible ("[glass] jars [can] go", "[can] cancel by [phone]")
 _MODALS = frozenset({"must", "should", "may", "can", "shall"})
 _EXCLUDING = frozenset({"except", stem("excluding"), stem("besides")})
@@ -159,6 +163,10 @@ def _opposites() -> dict[str, frozenset[str]]:
 
 _OPPOSITES = _opposites()
 _HOW_OFTEN = re.compile(r"\b(?:" + "|".join(p for p, term in _PHRASES.items() if term.startswith("freq_")) + r")\b", re.IGNORECASE)
+# A thing said to be on or off (a light, a switch, a mode): the state "turn on" / "turn off" lead to.  Only where nothing
+# follows that "on" could govern ("are on the dashboard" is a place).
+_STATE_ON_OFF = re.compile(r"\b(?:is|are|was|were|be|stays?|remains?|comes?|came)\s+(on|off)\b"
+                           r"(?=\s*(?:[,.;:!?)]|$|(?:and|or|but|when|while|if|until|unless|during|again)\b))")
 _PHRASE = re.compile(r"\b(" + "|".join(re.escape(p) for p in sorted(_PHRASES, key=len, reverse=True)) + r")\b", re.IGNORECASE)
 
 
@@ -168,6 +176,7 @@ def _terms(text: str) -> list[str]:
     text = _IN_A_NAME.sub(" ", text)  # "the No Fly List", "North Dakota", "Northern Lights": names, not polarity
     text = _NON_NAME.sub(r"\1 ", text)  # "non-Northgate machines" are other machines, not the opposite of Northgate's
     joined = _PHRASE.sub(lambda m: _PHRASES[m.group(1).lower()], _RATE.sub(r"\1per ", _NOT_A_NEGATION.sub(" ", text.lower())))
+    joined = _STATE_ON_OFF.sub(r"turn_\1", joined)  # "the lights are on" says what "the lights turn on" says
     joined = re.sub(r"(\w)n[’']t\b", r"\1 not", joined).replace("cannot", "can not")
     joined = re.sub(r"\b(?:have|has|had|is|are|was|were)\s+yet\s+to\b", "not", joined)  # "have yet to reach" = "haven't reached"
     joined = re.sub(r"\b(?:rather\s+than|instead\s+of)\b", "not", joined)  # "private individuals rather than public figures"
@@ -488,8 +497,11 @@ def _flips(claim: str, evidence: str, claim_terms: list[str], evidence_terms: li
                 pairs.append((term, opposite))
                 break
     turned = {w for p in pairs for w in p}
-    claim_heads, claim_turned = _negated(claim_terms, turned)
-    evidence_heads, evidence_turned = _negated(evidence_terms, turned)
+    # Both sides saying "unless" (= "if not") compare it as it stands: "advises against it unless you have crampons" /
+    # "is not recommended unless hikers carry crampons" agree, though only the second folds into an assertion.
+    fold_unless = not (_says_unless(claim_terms) and _says_unless(evidence_terms))
+    claim_heads, claim_turned = _negated(claim_terms, turned, fold_unless=fold_unless)
+    evidence_heads, evidence_turned = _negated(evidence_terms, turned, fold_unless=fold_unless)
     for term, opposite in pairs:
         if not ((term in claim_turned) ^ (opposite in evidence_turned)):
             reasons.append(f"opposite: {_shown(term)} vs {_shown(opposite)}")
@@ -499,10 +511,12 @@ def _flips(claim: str, evidence: str, claim_terms: list[str], evidence_terms: li
     plain_side, negating_side = (evidence_set, claim_set) if claim_negates else (claim_set, evidence_set)
     ceased = bool((plain_side & _CESSATION) - negating_side)  # "removed support for X" = "X is no longer supported"
     scant = bool(plain_side & _SCANT)  # "could make little headway" = "was unable to make much headway"
+    # "Failure to latch the tailgate could result in damage" warns to latch it: "ensure the tailgate is latched"
+    consequence = bool(negating_side & _FAILURE) and bool(negating_side & _CONSEQUENCE)
     # a warning against what the other side forbids ("dangerous" / "never"; the claim's anywhere in its sentence)
     warned_against = (bool(plain_side & _WARNING) or (warned and not claim_negates)) and bool({"never", "do"} & negating_side)
     lost = lossy and claim_negates  # the evidence's negation may be a word its extraction lost
-    if claim_negates != evidence_negates and not (claim_heads and evidence_heads) and not ceased and not scant and not warned_against and not lost:
+    if claim_negates != evidence_negates and not (claim_heads and evidence_heads) and not ceased and not scant and not warned_against and not consequence and not lost:
         own = claim_heads if claim_negates else []
         if not any(_same_negation(mine, theirs) for mine in own for theirs in _negated(list(window_terms), turned)[0]):
             reasons.append("negation")
@@ -531,17 +545,23 @@ def _same_negation(mine: list[str], theirs: list[str]) -> bool:
     return mine[0] == theirs[0] or len(set(mine) & set(theirs)) >= 2
 
 
-def _negated(terms: Sequence[str], turned: set[str]) -> tuple[list[list[str]], set[str]]:
+def _says_unless(terms: Sequence[str]) -> bool:
+    """Does the clause hold "if not", which is how `_terms` writes "unless"?"""
+    return any(term == "not" and terms[i - 1 : i] == ["if"] for i, term in enumerate(terms))
+
+
+def _negated(terms: Sequence[str], turned: set[str], *, fold_unless: bool = True) -> tuple[list[list[str]], set[str]]:
     """(the scope of each negation: its next content words, in order; the opposites' words negations govern, whose
-    negations are spent on turning them)."""
+    negations are spent on turning them).  With `fold_unless`, a negation followed by "unless" asserts."""
     scopes: list[list[str]] = []
     opposites: set[str] = set()
     last: tuple[int, list[str] | None] | None = None  # the previous negation: its index, its scope
     for i, term in enumerate(terms):
         if term not in _NEGATION_WORDS:
             continue
-        if term == "without" and last is not None and i - last[0] <= _DOUBLE_NEGATION_REACH:
-            # "not allowed without consent" = consent is required: two negations, one assertion
+        if (term == "without" or (fold_unless and term == "not" and terms[i - 1 : i] == ["if"])) and last is not None and i - last[0] <= _DOUBLE_NEGATION_REACH:
+            # "not allowed without consent" = consent is required; "do not drive unless [= if not] the transfer case is
+            # fully engaged" = drive only when it is: two negations, one assertion
             if last[1] is not None and last[1] in scopes:
                 scopes.remove(last[1])
             last = None
