@@ -64,3 +64,29 @@ def test_a_negation_that_survived_extraction_is_still_compared(embedder, documen
     result = score(embedder, document, answer)
     assert result.contradicted_claims, outcomes(result)
     assert result.verdict is not Verdict.GROUNDED
+
+
+# Lost words of another shape: a requirement whose state was dropped ("the guard must be [closed]."), beside one lost
+# article mark -- too few of the marks above for a document this long, until "must be." counts.
+SAW = ("operating the table saw. the saw must be unplugged before the blade is changed. the blade guard must be. the "
+       "riving knife must be fitted for every cut. keep both hands clear of the blade. the push stick must be. feed the "
+       "wood slowly and let the blade reach full speed first. stand to one side of the blade. check the fence is locked "
+       "before each cut. attempt to reach over the blade while it is turning. clean the saw table after use with the.")
+SAW_EDITED = ("Unplug the saw before the blade is changed. The blade guard must be closed, and the riving knife must be "
+              "fitted for every cut. Keep both hands clear of the blade. Reaching over the blade is fine once it has "
+              "stopped. Stand to one side of the blade. Check the fence is locked before each cut.")
+
+
+def test_a_requirement_that_lost_its_state_is_a_mark() -> None:
+    assert lost_words(SAW)
+    # Edited prose says what must be so, or leaves it to an ellipsis after a negation ("should not be.").
+    assert not lost_words(SAW_EDITED)
+    assert not lost_words("Some hills are too steep to climb and should not be. You should always climb hills straight "
+                          "up and down. A spotter can be helpful. Check the grade first. Turn back if in doubt.")
+
+
+def test_a_faithful_never_against_a_saw_manual_that_lost_words(embedder) -> None:
+    result = score(embedder, SAW, "Never attempt to reach over the blade while it is turning.")
+    assert not result.contradicted_claims, outcomes(result)
+    edited = score(embedder, SAW_EDITED, "Never reach over the blade, even once it has stopped.")
+    assert edited.contradicted_claims, outcomes(edited)
