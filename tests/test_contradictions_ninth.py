@@ -1,6 +1,6 @@
-"""Issue 21, ninth round: three readings of a negation.  12 of these 16 cases are wrong on the code before (5e5c1e8);
-the other four (the hook, the power LED off, the amber light on, a late registration) are neighbours that hold the
-new readings to what they must not change.
+"""Issue 21, ninth round: five readings of a negation or a span.  18 of these 25 cases are wrong on the code before
+(5e5c1e8); the other seven (the hook, the power LED off, the amber light on, a late registration, "you can't fly a
+drone", jet skis in October and in July) are neighbours that hold the new readings to what they must not change.
 
 **A failure and what it leads to is a warning to do the thing**: "Failure to close the valve may result in a leak"
 says what "close the valve to prevent a leak" says; the "failure" is no negation the faithful claim drops.
@@ -12,6 +12,15 @@ anyway, or without the condition, is contradicted.
 **A thing said to be on or off is the state "turn on" / "turn off" leads to**: "the amber light comes on" is
 contradicted by "the light stays off"; "the keys are on the hook" is a place, not a state (the state reading needs
 nothing after "on" that it could govern).
+
+**A prohibition said with a word is what a denied possibility says**: "Drones are forbidden over the reserve" is what
+"you can't fly a drone over the reserve" and "No, drones aren't allowed there" say ("can't" is "can not": it was read
+"ca not"); "forbidden" is the opposite of "allowed" as "forbid" is, and a claim that you *can* do what the evidence
+forbids in a word ("You can have a barbecue on the roof terrace" / "Barbecues are forbidden ..., including the roof
+terrace") is contradicted, where neither side has a negation.
+
+**A month or a day inside a span the evidence states is no other month or day**: "banned between June and August"
+holds July; "Monday to Friday" holds Wednesday; October is still outside.
 """
 
 from __future__ import annotations
@@ -61,5 +70,37 @@ def test_a_faithful_claim_stays_grounded(embedder, document: str, answer: str) -
 ])
 def test_an_unfaithful_claim_is_contradicted(embedder, document: str, answer: str) -> None:
     result = score(embedder, document, answer)
+    assert result.contradicted_claims, outcomes(result)
+    assert result.verdict is not Verdict.GROUNDED
+
+
+DRONES = "Drones are forbidden over the nature reserve at all times."
+BARBECUES = "Barbecues are forbidden everywhere in the building, including the roof terrace."
+MARINA = "Jet skis are banned in the marina between June and August."
+FLY = "Can I fly a drone over the nature reserve?"
+JET_SKI = "Can I use a jet ski in the marina in July?"
+
+
+@pytest.mark.parametrize("document, answer, question", [
+    (DRONES, "You can't fly a drone over the nature reserve.", "What are the rules for drones?"),
+    (DRONES, "No, drones aren't allowed over the nature reserve at any time.", FLY),
+    (MARINA, "No, jet skis are not allowed in the marina in July.", JET_SKI),
+    (BARBECUES, "You can't have a barbecue on the roof terrace.", "What are the rules for barbecues?"),
+    (BARBECUES, "You cannot have a barbecue on the roof terrace.", "What are the rules for barbecues?"),
+])
+def test_a_prohibition_restated_and_a_month_inside_its_span_stay_grounded(embedder, document: str, answer: str, question: str) -> None:
+    result = score(embedder, document, answer, question)
+    assert result.verdict is Verdict.GROUNDED, (result.explanation, outcomes(result))
+
+
+@pytest.mark.parametrize("document, answer, question", [
+    (DRONES, "Yes, drones are allowed over the nature reserve.", FLY),
+    (MARINA, "Jet skis are banned in the marina in October.", "When are jet skis banned?"),
+    (MARINA, "Yes, jet skis are allowed in the marina in July.", JET_SKI),
+    (BARBECUES, "You can have a barbecue on the roof terrace.", "What are the rules for barbecues?"),
+])
+def test_a_permission_against_a_worded_prohibition_or_a_month_outside_its_span_is_contradicted(
+        embedder, document: str, answer: str, question: str) -> None:
+    result = score(embedder, document, answer, question)
     assert result.contradicted_claims, outcomes(result)
     assert result.verdict is not Verdict.GROUNDED

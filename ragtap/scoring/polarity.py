@@ -69,6 +69,11 @@ _WARNING = frozenset(stem(w) for w in "dangerous danger unsafe hazardous hazard 
 # in injury" = "follow these instructions to avoid injury").
 _FAILURE = frozenset(stem(w) for w in "fail failure failing".split())
 _CONSEQUENCE = frozenset(stem(w) for w in "result results cause causes lead leads damage injury injuries harm".split())
+# Negated auxiliaries whose stem is not the word before "n't".
+_IRREGULAR = {"ca": "can", "wo": "will", "sha": "shall"}
+_IRREGULAR_NOT = re.compile(r"\b(ca|wo|sha)n[’']t\b")
+# A prohibition said with a word, not a negation ("Smoking is forbidden"): what "you cannot smoke" says.
+_PROHIBITION = frozenset(stem(w) for w in "forbid forbids forbidden prohibit prohibits prohibited ban bans banned".split())
 _NEAR_POSSIBLE = 4  # terms between "can" and what it says is possible ("[glass] jars [can] go", "[can] cancel by [phone]")
 _MODALS = frozenset({"must", "should", "may", "can", "shall"})
 _EXCLUDING = frozenset({"except", stem("excluding"), stem("besides")})
@@ -110,7 +115,7 @@ _OPPOSITES_LIST = (
     ("largest", "smallest"), ("bigger", "smaller"), ("longer", "shorter"), ("taller", "shorter"), ("older", "younger"), ("oldest", "youngest"),
     ("above", "below"), ("increase", "decrease"), ("increase", "reduce"), ("rise", "fall"), ("raise", "lower"),
     ("gain", "loss"), ("always", "never"), ("always", "sometimes"), ("all", "none"), ("every", "no"),
-    ("allow", "prohibit"), ("allow", "forbid"), ("allow", "ban"), ("permit", "prohibit"), ("enable", "disable"),
+    ("allow", "prohibit"), ("allow", "forbid"), ("allow", "forbidden"), ("permit", "forbidden"), ("allow", "ban"), ("permit", "prohibit"), ("enable", "disable"),
     ("open", "close"), ("open", "shut"), ("available", "unavailable"), ("possible", "impossible"), ("safe", "unsafe"),
     ("safe", "dangerous"), ("legal", "illegal"), ("include", "exclude"), ("inside", "outside"), ("internal", "external"),
     ("upper", "lower"), ("left", "right"), ("north", "south"), ("east", "west"), ("win", "lose"), ("won", "lost"),
@@ -177,6 +182,7 @@ def _terms(text: str) -> list[str]:
     text = _NON_NAME.sub(r"\1 ", text)  # "non-Northgate machines" are other machines, not the opposite of Northgate's
     joined = _PHRASE.sub(lambda m: _PHRASES[m.group(1).lower()], _RATE.sub(r"\1per ", _NOT_A_NEGATION.sub(" ", text.lower())))
     joined = _STATE_ON_OFF.sub(r"turn_\1", joined)  # "the lights are on" says what "the lights turn on" says
+    joined = _IRREGULAR_NOT.sub(lambda m: f"{_IRREGULAR[m.group(1)]} not", joined)  # "can't" is "can not", not "ca not"
     joined = re.sub(r"(\w)n[’']t\b", r"\1 not", joined).replace("cannot", "can not")
     joined = re.sub(r"\b(?:have|has|had|is|are|was|were)\s+yet\s+to\b", "not", joined)  # "have yet to reach" = "haven't reached"
     joined = re.sub(r"\b(?:rather\s+than|instead\s+of)\b", "not", joined)  # "private individuals rather than public figures"
@@ -485,11 +491,13 @@ def _flips(claim: str, evidence: str, claim_terms: list[str], evidence_terms: li
     # 25%" / "a [maximum] of 25%": the quantity is what the opposite qualifies).
     anchors = shared | {t for t in claim_set & evidence_set if t[0].isdigit()}
     pairs: list[tuple[str, str]] = []
+    spanned = _in_ranges(evidence) if claim_set & _CALENDAR else frozenset()
     for term in claim_terms:
         # A claim word the evidence also has is no opposite of it -- unless it stands there away from what both say,
         # with its opposite where the claim has it: "disabled by default and can be enabled in the admin panel".
+        # Nor is a month or a day inside a span the evidence states ("in July" / "from May to September").
         if (term in evidence_set and _anchors_near(evidence_terms, term, anchors - {term}, width=3)) or any(term in p for p in pairs) \
-                or not _anchors_near(claim_terms, term, anchors):
+                or not _anchors_near(claim_terms, term, anchors) or term in spanned:
             continue
         for opposite in (*_OPPOSITES.get(term, ()), _prefixed_opposite(term, evidence_set)):
             if opposite and opposite in evidence_set and opposite not in claim_set and not any(opposite in p for p in pairs) \
@@ -516,10 +524,20 @@ def _flips(claim: str, evidence: str, claim_terms: list[str], evidence_terms: li
     # a warning against what the other side forbids ("dangerous" / "never"; the claim's anywhere in its sentence)
     warned_against = (bool(plain_side & _WARNING) or (warned and not claim_negates)) and bool({"never", "do"} & negating_side)
     lost = lossy and claim_negates  # the evidence's negation may be a word its extraction lost
-    if claim_negates != evidence_negates and not (claim_heads and evidence_heads) and not ceased and not scant and not warned_against and not consequence and not lost:
+    # "you cannot smoke in the courtyard" / "smoking is forbidden ... including the courtyard": a possibility denied on
+    # one side, a prohibition worded on the other
+    forbidden = bool(plain_side & _PROHIBITION) and bool(negating_side & _POSSIBLE) and not negating_side & _PROHIBITION
+    if claim_negates != evidence_negates and not (claim_heads and evidence_heads) and not ceased and not scant and not warned_against \
+            and not consequence and not lost and not forbidden:
         own = claim_heads if claim_negates else []
         if not any(_same_negation(mine, theirs) for mine in own for theirs in _negated(list(window_terms), turned)[0]):
             reasons.append("negation")
+    # What the evidence forbids in a word, claimed to be possible: "You can have a barbecue on the roof terrace" /
+    # "Barbecues are forbidden everywhere, including the roof terrace" (neither side has a negation).
+    prohibitions = evidence_set & _PROHIBITION
+    if prohibitions and not (claim_heads or claim_turned or evidence_heads or evidence_turned) and not reasons and claim_set & _POSSIBLE \
+            and not claim_set & _PROHIBITION and any(_anchors_near(evidence_terms, t, shared) for t in prohibitions):
+        reasons.append(f"negation: {min(prohibitions)}")
     # What the evidence says was removed, claimed to be there: "Yes, you can export to PDF" / "Exports to PDF were
     # removed in this version" (neither side negates; the cessation is the evidence's negation).
     removed = _REMOVED.search(evidence)
@@ -530,6 +548,26 @@ def _flips(claim: str, evidence: str, claim_terms: list[str], evidence_terms: li
     if order:
         reasons.append(order)
     return (1 if reasons else 0), " + ".join(reasons)
+
+
+_CALENDAR = frozenset(stem(w) for w in (*MONTHS, *WEEKDAYS))
+_NAMES_OF_WHEN = "|".join((*MONTHS, *WEEKDAYS))
+_SPAN = re.compile(rf"\b(?:between\s+({_NAMES_OF_WHEN})s?\s+and|({_NAMES_OF_WHEN})s?\s*(?:to|until|till|through|-|–))\s*"
+                   rf"({_NAMES_OF_WHEN})s?\b", re.IGNORECASE)
+
+
+def _in_ranges(text: str) -> frozenset[str]:
+    """The months and days inside the spans a text states, ends included, by stem: "from May to September" and
+    "between May and September" hold June, July and August; "Monday to Friday" holds Wednesday ("in May and
+    September" is two months, no span)."""
+    out: set[str] = set()
+    for match in _SPAN.finditer(text):
+        first, last = (match.group(1) or match.group(2)).lower(), match.group(3).lower()
+        for cycle in (MONTHS, WEEKDAYS):
+            if first in cycle and last in cycle:
+                i, j = cycle.index(first), cycle.index(last)
+                out.update(stem(cycle[(i + k) % len(cycle)]) for k in range((j - i) % len(cycle) + 1))
+    return frozenset(out)
 
 
 def _shown(term: str) -> str:
