@@ -104,3 +104,17 @@ def test_a_permission_against_a_worded_prohibition_or_a_month_outside_its_span_i
     result = score(embedder, document, answer, question)
     assert result.contradicted_claims, outcomes(result)
     assert result.verdict is not Verdict.GROUNDED
+
+
+# An amount written with its currency's code is money of that currency ("CHF 480" was a label, and "540 altogether"
+# counted "altogether"s), so a total the claim works out of amounts in its own currency is derived.
+COURSE = "The evening German course costs CHF 480, plus a one-off registration fee of CHF 60. Books are extra."
+
+
+def test_amounts_with_a_currency_code_add_up(embedder) -> None:
+    faithful = score(embedder, COURSE, "You'd pay CHF 480 for the course and CHF 60 to register, so CHF 540 altogether.")
+    assert faithful.verdict is Verdict.GROUNDED, (faithful.explanation, outcomes(faithful))
+    wrong = score(embedder, COURSE, "You'd pay CHF 480 for the course and CHF 60 to register, so CHF 560 altogether.")
+    assert wrong.verdict is not Verdict.GROUNDED, outcomes(wrong)
+    changed = score(embedder, COURSE, "The registration fee is CHF 80.")
+    assert changed.contradicted_claims, outcomes(changed)

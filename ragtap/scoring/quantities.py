@@ -76,6 +76,15 @@ _unit("times", "multiple", 1.0, "time", "fold", "x")  # "1.5 times the rate", "t
 _unit("usd", "money_usd", 1.0, "$", "dollar", "dollars", "us$")
 _unit("eur", "money_eur", 1.0, "€", "euro", "euros")
 _unit("gbp", "money_gbp", 1.0, "£", "sterling")
+# Currencies written with their ISO code, before the amount ("CHF 340") or after it ("340 CHF"), or named.
+_unit("chf", "money_chf", 1.0, "franc", "francs", "swiss franc", "swiss francs")
+_unit("cad", "money_cad", 1.0, "c$", "canadian dollar", "canadian dollars")
+_unit("aud", "money_aud", 1.0, "a$", "australian dollar", "australian dollars")
+_unit("jpy", "money_jpy", 1.0, "¥", "yen")
+_unit("sek", "money_sek", 1.0, "swedish krona", "swedish kronor")
+_unit("nok", "money_nok", 1.0, "norwegian krone", "norwegian kroner")
+_unit("dkk", "money_dkk", 1.0, "danish krone", "danish kroner")
+_unit("inr", "money_inr", 1.0, "₹", "rupee", "rupees")
 _unit("degc", "temperature", 1.0, "°c", "celsius", "degrees celsius", "degree celsius", "centigrade", "℃")
 _unit("degf", "temperature", 1.0, "°f", "fahrenheit", "degrees fahrenheit", "degree fahrenheit", "℉")
 
@@ -101,7 +110,7 @@ _HEDGED_HEAD = re.compile(r"(?:^|[^\w])(?:" + "|".join(re.escape(h) for h in _HE
 _SYMBOL_UNIT = re.compile(r"(km/hr?|kmh|n·m|n-m|lb\.?-ft\.?|ft\.?-lbs?\.?|°\s?[cf]\b|℃|℉|%|[ap]\.m\b\.?)")
 
 _NUMBER = re.compile(
-    r"(?P<cur>[$€£])?\s?"
+    r"(?P<cur>[$€£]|\b(?:usd|eur|gbp|chf|cad|aud|jpy|sek|nok|dkk|inr)\b)?\s?"
     r"(?P<num>\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?|\.\d+)"
     r"(?P<ord>st|nd|rd|th)?(?P<dec>s)?"
     r"(?:\s?(?P<mult>thousand|million|billion|trillion|mln|bn|k|m|b)\b)?",
