@@ -118,3 +118,15 @@ def test_amounts_with_a_currency_code_add_up(embedder) -> None:
     assert wrong.verdict is not Verdict.GROUNDED, outcomes(wrong)
     changed = score(embedder, COURSE, "The registration fee is CHF 80.")
     assert changed.contradicted_claims, outcomes(changed)
+
+
+# Dimensions share the unit written after the last of them ("120 × 240 cm"), so a conversion of all of them agrees
+# and a changed one is still missing.
+BEDS = "Each raised bed measures 120 × 240 cm and holds about 600 litres of soil."
+
+
+def test_dimensions_take_the_unit_after_the_last_one(embedder) -> None:
+    converted = score(embedder, BEDS, "The beds are 1.2 by 2.4 metres.")
+    assert converted.verdict is Verdict.GROUNDED, (converted.explanation, outcomes(converted))
+    changed = score(embedder, BEDS, "The beds are 1.2 by 3 metres.")
+    assert changed.verdict is not Verdict.GROUNDED, outcomes(changed)

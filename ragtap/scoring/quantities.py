@@ -331,8 +331,14 @@ def _glued_unit(text: str, index: int) -> bool:
     return (len(unit) > 1 or unit in "%°") and (unit in _UNITS or _SYMBOL_UNIT.fullmatch(unit) is not None)
 
 
+# Dimensions share the unit written after the last of them: "220 × 220 × 250 mm", "3 by 4 metres".
+_DIMENSION_CHAIN = re.compile(r"\s*(?:×|x|by)\s*\d[\d.,]*(?:\s*(?:×|x|by)\s*\d[\d.,]*)*")
+
+
 def _with_slot(text: str, value: float, currency: str | None, decimals: int, ordinal: bool, start: int, end: int) -> Quantity:
-    rest = _UNIT_STOP.split(text[end : end + 60], maxsplit=1)[0]  # "in 1958 — ten years", "in 1968, ten years": no unit
+    chain = _DIMENSION_CHAIN.match(text, end) if not currency else None
+    after = chain.end() if chain is not None else end
+    rest = _UNIT_STOP.split(text[after : after + 60], maxsplit=1)[0]  # "in 1958 — ten years", "in 1968, ten years": no unit
     words = [m.group(0).rstrip(".") for m in _WORD.finditer(rest)][:4]
     slot = dimension = None
     symbol = _SYMBOL_UNIT.match(rest.lstrip())
