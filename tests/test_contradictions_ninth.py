@@ -130,3 +130,14 @@ def test_dimensions_take_the_unit_after_the_last_one(embedder) -> None:
     assert converted.verdict is Verdict.GROUNDED, (converted.explanation, outcomes(converted))
     changed = score(embedder, BEDS, "The beds are 1.2 by 3 metres.")
     assert changed.verdict is not Verdict.GROUNDED, outcomes(changed)
+
+
+# A year the evidence names by its neighbour ("relit the following year" after 1903) is the year after, no other.
+LIGHTHOUSE = "The lighthouse was damaged by a storm in 1903 and relit the following year."
+
+
+def test_the_following_year_is_worked_out(embedder) -> None:
+    resolved = score(embedder, LIGHTHOUSE, "The lighthouse was relit in 1904.")
+    assert resolved.verdict is Verdict.GROUNDED, (resolved.explanation, outcomes(resolved))
+    wrong = score(embedder, LIGHTHOUSE, "The lighthouse was relit in 1905.")
+    assert wrong.contradicted_claims, outcomes(wrong)

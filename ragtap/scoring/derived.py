@@ -5,7 +5,8 @@ or changed).
 A sum or a difference ("15 + 30 minutes: 45 minutes in all"), a value times a count that a text distributes ("two
 midterms at 20% each: 40%") or a span of the unit it is given per ("£6,000 a year for three years"), a multiple the
 claim states ("double the weekday price"), a ratio ("twice"), a relative change ("from 3,100 to 4,200, a 35% rise"),
-the hours between two times, a time and a span the claim states, the days between two dates, the years between two years or a year and a span.  Tight on purpose: the same unit,
+the hours between two times, a time and a span the claim states, the days between two dates, the years between two years or a year and a span,
+the year a sentence names as "the following year".  Tight on purpose: the same unit,
 rounding at the claim's own precision (or its hedge), so that an invented number is still one the evidence does not
 give.
 """
@@ -61,13 +62,32 @@ def derived(claim: Quantity, texts: tuple[str, ...], cued: bool = False) -> bool
     if claim.slot == "year_date":  # "founded in 1958, ten years before the 1968 recognition": a year and a span of years
         spans = [q.value for text in texts[1:] for q in quantities(text) if q.slot == "year" and q.dimension == "time"]  # the evidence's
         return any(within_rounding(claim.value, year + sign * span, 0, False) for year in (q.value for q in others if q.is_year)
-                   for span in spans for sign in (1, -1))
+                   for span in spans for sign in (1, -1)) or _next_or_previous_year(claim, texts[1:])
+    if claim.year_shaped and claim.dimension is None and _next_or_previous_year(claim, texts[1:]):  # "in 1948 using stone"
+        return True
     # What the claim's value counts: its unit, or for a bare count ("the remaining 6") what the claim's other values
     # count ("with 20 panels you need a second string for the remaining 6", the documents allowing 14 a string).
     kinds = {_family(claim)} if _family(claim) is not None else set()
     if not kinds and claim.slot is None and claim.decimals == 0:
         kinds = {kind for q in own if (kind := _family(q)) is not None}
     return any(_derived_as(claim, kind, own, others, texts, cued) for kind in kinds)
+
+
+# A year the evidence names by its neighbour: "In 1947 floodwaters damaged the arch, which was rebuilt the following
+# year" dates the rebuilding 1948 (and "the previous year" one before), within the sentence only.
+_NEXT_YEAR = re.compile(r"\b(?:the\s+(?:following|next|subsequent)\s+year|a\s+year\s+later|the\s+year\s+after)\b", re.IGNORECASE)
+_PREVIOUS_YEAR = re.compile(r"\b(?:the\s+(?:previous|preceding|prior)\s+year|a\s+year\s+(?:earlier|before)|the\s+year\s+before)\b", re.IGNORECASE)
+
+
+def _next_or_previous_year(claim: Quantity, evidence: tuple[str, ...]) -> bool:
+    """The claim's year is the one after (or before) a year of an evidence sentence that says "the following year"
+    (or "the previous year") after it."""
+    for sentence in (s for text in evidence for s in STOP_BREAK.split(text)):
+        for pattern, step in ((_NEXT_YEAR, 1), (_PREVIOUS_YEAR, -1)):
+            said = pattern.search(sentence)
+            if said and any(q.year_shaped and q.end <= said.start() and q.value + step == claim.value for q in quantities(sentence)):
+                return True
+    return False
 
 
 def _time_from_offset(claim: Quantity, own: list[Quantity], others: list[Quantity]) -> bool:
