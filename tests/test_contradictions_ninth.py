@@ -141,3 +141,22 @@ def test_the_following_year_is_worked_out(embedder) -> None:
     assert resolved.verdict is Verdict.GROUNDED, (resolved.explanation, outcomes(resolved))
     wrong = score(embedder, LIGHTHOUSE, "The lighthouse was relit in 1905.")
     assert wrong.contradicted_claims, outcomes(wrong)
+
+
+# The passive on one side puts agent and patient in the other order without trading their roles; both sides active
+# (or both passive) in the other order is still a swap.
+SUPPLIER = "The supplier was sued by the council in 2019 over late deliveries."
+
+
+@pytest.mark.parametrize("document, answer, faithful", [
+    (SUPPLIER, "In 2019 the council sued the supplier over late deliveries.", True),
+    (LIGHTHOUSE, "After storm damage in 1903, the lighthouse was relit in 1904.", True),
+    ("The council sued the supplier in 2019 over late deliveries.", "The supplier was sued by the council in 2019.", True),
+    ("The council sued the supplier in 2019 over late deliveries.", "In 2019 the supplier sued the council over late deliveries.", False),
+])
+def test_the_passive_is_no_swap(embedder, document: str, answer: str, faithful: bool) -> None:
+    result = score(embedder, document, answer)
+    if faithful:
+        assert result.verdict is Verdict.GROUNDED, (result.explanation, outcomes(result))
+    else:
+        assert result.contradicted_claims, outcomes(result)

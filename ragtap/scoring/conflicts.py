@@ -200,7 +200,8 @@ def _swapped_words(claim: str, window: Window) -> list[str]:
                 if places[a] == places[b] or not _takes(claim_places[a], places[b]) or not _takes(claim_places[b], places[a]):
                     continue
                 if abs(words.index(a) - words.index(b)) > 1 and not _listed(sentence, a, b) \
-                        and not _compounded(claim, sentence, a, b) and not _role_of(claim, sentence, a, b):
+                        and not _compounded(claim, sentence, a, b) and not _role_of(claim, sentence, a, b) \
+                        and not _in_the_passive(claim, sentence, a, b):
                     return [f"swapped: {shown.get(a, a)} and {shown.get(b, b)}"]
     return []
 
@@ -286,6 +287,19 @@ def _role_of(claim: str, sentence: str, a: str, b: str) -> bool:
         if role and set(content_words(role.group(1))) == set(content_words(other or "")) and "," not in (other or ""):
             return True
     return False
+
+
+_PASSIVE_BY = re.compile(r"\b(?:is|are|was|were|be|been|being|get|gets|got)\s+(?:\w+ly\s+)?\w+(?:ed|en|wn|t)\s+by\b", re.IGNORECASE)
+
+
+def _in_the_passive(claim: str, sentence: str, a: str, b: str) -> bool:
+    """One side says it in the passive, the other not: "The lighthouse was damaged by a storm" / "After storm damage,
+    the lighthouse ..." (and "B was sued by A" / "A sued B") put the two in the other order without trading their
+    roles.  Both in the passive, or neither, and the other order is a swap ("A sued B" / "B sued A")."""
+    gaps = [_between(claim, a, b), _between(sentence, a, b)]
+    if None in gaps:
+        return False
+    return sum(bool(_PASSIVE_BY.search(gap or "")) for gap in gaps) == 1
 
 
 def _listed(sentence: str, a: str, b: str) -> bool:
