@@ -160,3 +160,15 @@ def test_the_passive_is_no_swap(embedder, document: str, answer: str, faithful: 
         assert result.verdict is Verdict.GROUNDED, (result.explanation, outcomes(result))
     else:
         assert result.contradicted_claims, outcomes(result)
+
+
+# "Open on Sundays, but not on bank holidays": the second clause denies the first clause's predicate for another place
+# or time, so a faithful "stays closed on bank holidays" agrees with it and "open on bank holidays" does not.
+SHOP = "The shop is open on Sundays, but not on bank holidays."
+
+
+def test_a_denied_place_or_time_takes_the_predicate_before_it(embedder) -> None:
+    faithful = score(embedder, SHOP, "The shop opens on Sundays but stays closed on bank holidays.")
+    assert faithful.verdict is Verdict.GROUNDED, (faithful.explanation, outcomes(faithful))
+    wrong = score(embedder, SHOP, "The shop is open on bank holidays.")
+    assert wrong.contradicted_claims, outcomes(wrong)

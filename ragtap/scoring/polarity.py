@@ -90,7 +90,9 @@ _DOUBLE_NEGATION_REACH = 10
 # inside its sentence's clause (`_terms`), so both sides' conditions are compared with what they govern.
 _CLAUSE = re.compile(r"[;:]\s+|(?<=[.!?])\s+|\s+(?:but|while|whereas|although|though|however)\s+|,\s+so\s+(?!that\b)|\s+(?=except\s)|\s+-{1,2}\s+"
                      # "plastic bottles are allowed, glass isn't": a short elliptical negation after a comma is a clause
-                     r"|,\s+(?!(?:but|and|or|while|whereas|so)\b)(?=(?:[^\W\d_][\w-]*\s+){1,3}(?:is|are|was|were|do|does|did|can|will)(?:n[’']t|\s+not)\s*[.!]?\s*$)",
+                     r"|,\s+(?!(?:but|and|or|while|whereas|so)\b)(?=(?:[^\W\d_][\w-]*\s+){1,3}(?:is|are|was|were|do|does|did|can|will)(?:n[’']t|\s+not)\s*[.!]?\s*$)"
+                     # "allowed in the rooms, just not in the kitchen": a place or a time denied after a comma
+                     r"|,\s+just\s+(?=not\s+(?:in|on|at|inside|outside|during|after|before)\b)",
                      re.IGNORECASE)
 
 # Opposites, by stem.  Multi-word ones are joined with "_" before matching ("at least" -> "at_least").
@@ -261,13 +263,23 @@ _DENIED_PREDICATE = re.compile(rf"\b(?:{_AUX}\s+(?:not|never)|cannot|[a-z]+n[’
 _PREDICATE = re.compile(rf"\b{_AUX}\s+(?!not\b)(?P<rest>\w.*?)[\s.!;,]*$", re.IGNORECASE)
 
 
+# "Alcohol is permitted in the courtyard bar but not in the rooms": what the clause before says of its subject, up to
+# the place or the time it names.
+_SAID_OF = re.compile(rf"^\s*(?:yes,?\s+)?(?P<subject>.+?)\s+(?P<aux>{_AUX})\s+(?P<predicate>(?:[\w-]+\s+){{0,2}}?[\w-]+)\s+"
+                      r"(?:in|on|at|inside|outside|during|after|before)\b", re.IGNORECASE)
+_NOT_A_PLACE = re.compile(r"^\s*not\s+(?=(?:in|on|at|inside|outside|during|after|before)\b)", re.IGNORECASE)
+
+
 def _elided(parts: list[str]) -> list[str]:
     """The clauses with a predicate an ellipsis leaves out filled in from the clause before: a negation's ("..., but
     gloves are not" = not provided), or an affirmation's, without the negation it denies ("Glass bottles are not
-    allowed, but sealed plastic bottles are" = allowed)."""
+    allowed, but sealed plastic bottles are" = allowed), and the denial of another place or time ("permitted in the
+    courtyard bar but not in the rooms" = not permitted in the rooms)."""
     out = list(parts)
     for i in range(1, len(out)):
-        if _ENDS_NEGATED.search(out[i]) and (before := _PREDICATE.search(parts[i - 1])) is not None:
+        if _NOT_A_PLACE.match(out[i]) and (said := _SAID_OF.match(parts[i - 1])) is not None:
+            out[i] = f"{said.group('subject')} {said.group('aux')} not {said.group('predicate')} {out[i][_NOT_A_PLACE.match(out[i]).end():]}"
+        elif _ENDS_NEGATED.search(out[i]) and (before := _PREDICATE.search(parts[i - 1])) is not None:
             out[i] = f"{out[i].rstrip(' .!;,')} {before.group('rest')}"
         elif _ENDS_AFFIRMED.search(out[i]) and len(out[i].split()) >= 2 and (denied := _DENIED_PREDICATE.search(parts[i - 1])) is not None:
             out[i] = f"{out[i].rstrip(' .!;,')} {denied.group('rest')}"
