@@ -65,6 +65,29 @@ PIECES: dict[str, tuple[str, str]] = {
     "count_supporting_tokens": (
         "from ragtap.tokens import count_tokens\ntext = bodies.DOCUMENTS[0][:120]\ncount_tokens(text, 'gpt-4o-mini')",
         "count_tokens(text, 'gpt-4o-mini')"),
+    # The RAG request's own pieces (issue 23, fifth round): injection, the reply's parse/split/re-serialisation, the
+    # hooks of an injected exchange whose interaction the full queue drops, its record alone, the supporting tokens.
+    "rag_inject": ("from ragtap.proxy.json_bodies import parse_object\nfrom ragtap.proxy.inject import inject\nfrom ragtap.proxy.exchange_path import request_bytes\n"
+                   "from ragtap.config import load_config\ncfg = load_config(flags={'server': {'upstream': 'http://127.0.0.1:9/v1'}})\nbody = parse_object(rag)",
+                   "request_bytes(inject(body, cfg.inject)[0])"),
+    "rag_reply": ("import upstream as up\nfrom ragtap.proxy.json_bodies import parse_object, dumps\nfrom ragtap.split.reply import split_reply\nfrom ragtap.proxy.chat import _first_message\n"
+                  "data = up.completion_bytes(True)\n"
+                  "def f():\n    c = parse_object(data, lenient=True); m = _first_message(c); s = split_reply(m['content'], truncated=False); m['content'] = s.answer; return dumps(c)",
+                  "f()"),
+    "rag_hooks": (
+        "from ragtap.config import WorkerRole, load_config\nfrom ragtap.wiring import build_exporters\n"
+        "from ragtap.exporters.base import ExporterSet\nfrom ragtap.exchange import ExchangeRecord\nfrom ragtap.cost import settle_overhead, PriceTable\n"
+        "cfg = load_config(flags={'server': {'upstream': 'http://127.0.0.1:9/v1'}})\nprices = PriceTable(cfg.cost)\n"
+        "hooks = ExporterSet(build_exporters(cfg, WorkerRole()).exporters)\n"
+        "def f():\n    record = ExchangeRecord(route='/v1/chat/completions', status=200, recognition='langchain', rag_source='implicit', injected=True, injected_instruction='x'*600, request_model='gpt-4o-mini', response_model='gpt-4o-mini-2024-07-18',\n"
+        "        upstream_sent_at=1.0, upstream_done_at=1.1, finished_at=1.2, input_tokens=300, output_tokens=40, supporting_tokens=23)\n"
+        "    hooks.exchange_started(record); settle_overhead(record, prices); hooks.exchange_finished(record); hooks.scoring_dropped('queue_full')",
+        "f()"),
+    "rag_record_only": ("from ragtap.exchange import ExchangeRecord\n"
+        "def f():\n    record = ExchangeRecord(route='/v1/chat/completions', status=200, recognition='langchain', rag_source='implicit', injected=True, injected_instruction='x'*600, request_model='gpt-4o-mini', response_model='gpt-4o-mini-2024-07-18',\n"
+        "        upstream_sent_at=1.0, upstream_done_at=1.1, finished_at=1.2, input_tokens=300, output_tokens=40, supporting_tokens=23)",
+        "f()"),
+    "count_support": ("import upstream as up\nfrom ragtap.tokens import count_tokens\ncount_tokens(up.SUPPORT, 'gpt-4o-mini')", "count_tokens(up.SUPPORT, 'gpt-4o-mini')"),
 }
 
 

@@ -7,6 +7,8 @@ debug headers, and scoring that arrives afterwards through the exporters.
 
 from __future__ import annotations
 
+import asyncio
+import gc
 import json
 
 import aiohttp
@@ -14,6 +16,7 @@ import openai
 import pytest
 
 from ragtap.prompts import prompt_text
+from ragtap.proxy.exchange_path import Exchange
 from ragtap.testing.upstream import ScriptedReply, was_injected
 from ragtap.types import Verdict
 
@@ -573,3 +576,30 @@ async def test_large_non_rag_reply_is_streamed_through_unchanged(start_proxy) ->
     assert len(proxy.upstream.sent[-1]) > 1 << 20
     assert raw.http_response.content == proxy.upstream.sent[-1]
     assert raw.parse().choices[0].message.content == big
+
+
+# --------------------------------------------------------------------------------------------------------------
+# memory: a finished exchange is freed by reference counting
+# --------------------------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("stream", [False, True])
+async def test_a_finished_rag_exchange_is_freed_without_the_collector(start_proxy, stream) -> None:
+    """Nothing of an injected exchange waits for the cyclic collector once its hooks have run: seam (c)'s closure
+    (`exchange.ask_again`, which holds the exchange) is dropped when the route is done.  As cyclic garbage, every
+    RAG request's exchange, aiohttp request and bodies were left to the collector (docs/benchmarks.md "Request
+    path, fifth round")."""
+    proxy = await start_proxy(fixed(ScriptedReply(json_content())))
+    gc.collect()
+    gc.disable()  # (a collection during the request would hide a cycle)
+    try:
+        reply = await proxy.client.chat.completions.create(model=MODEL, messages=rag_messages(), extra_body=explicit(), stream=stream)
+        if stream:
+            async for _ in reply:
+                pass
+        await proxy.collector.assessment(1)  # the exchange's hooks have run, and scoring after them
+        await asyncio.sleep(0)
+        left = [o for o in gc.get_objects() if isinstance(o, Exchange)]
+    finally:
+        gc.enable()
+    assert left == []

@@ -11,6 +11,7 @@ real count for what it wrote.
 from __future__ import annotations
 
 import asyncio
+import gc
 import json
 import re
 from typing import Any
@@ -22,6 +23,7 @@ from aiohttp import web
 
 from ragtap.cost import instruction_tokens
 from ragtap.prompts import prompt_text
+from ragtap.proxy.exchange_path import Exchange
 from ragtap.testing.responses_wire import ResponsesWire
 from ragtap.testing.upstream import ScriptedReply, json_reply, was_injected
 from ragtap.types import Verdict
@@ -518,3 +520,23 @@ async def test_non_rag_follow_up_of_an_injected_turn_is_split_not_scored(start_p
     later = await proxy.client.responses.create(model=MODEL, input=RAG_INPUT, extra_body=explicit())
     await proxy.collector.assessment(2)  # scoring runs in order: the follow-ups in between were not scored
     assert [i.id for i, _ in proxy.collector.scored] == [first.id, later.id]
+
+
+@pytest.mark.parametrize("stream", [False, True])
+async def test_a_finished_rag_exchange_is_freed_without_the_collector(start_proxy, stream) -> None:
+    """As for chat completions (tests/test_proxy_core.py): seam (c)'s closure, which holds the exchange, is dropped
+    when the route is done, so nothing of the exchange is left for the cyclic collector."""
+    proxy = await start_proxy(answering())
+    gc.collect()
+    gc.disable()  # (a collection during the request would hide a cycle)
+    try:
+        reply = await proxy.client.responses.create(model=MODEL, input=RAG_INPUT, stream=stream, extra_body=explicit())
+        if stream:
+            async for _ in reply:
+                pass
+        await proxy.collector.assessment(1)  # the exchange's hooks have run, and scoring after them
+        await asyncio.sleep(0)
+        left = [o for o in gc.get_objects() if isinstance(o, Exchange)]
+    finally:
+        gc.enable()
+    assert left == []
