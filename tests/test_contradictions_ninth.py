@@ -172,3 +172,23 @@ def test_a_denied_place_or_time_takes_the_predicate_before_it(embedder) -> None:
     assert faithful.verdict is Verdict.GROUNDED, (faithful.explanation, outcomes(faithful))
     wrong = score(embedder, SHOP, "The shop is open on bank holidays.")
     assert wrong.contradicted_claims, outcomes(wrong)
+
+
+# An inclusion written after what it includes ("all visitors, coach parties included") is compared with the exception
+# as "including coach parties" is.
+GARDENS = "Entry to the gardens is free for all visitors, except coach parties, who pay £3 a head."
+PARKING = "Parking is free for all hotel guests, including motorcyclists."
+
+
+@pytest.mark.parametrize("document, answer, faithful", [
+    (GARDENS, "Entry is free for all visitors, coach parties included.", False),
+    (GARDENS, "Entry is free for all visitors, though coach parties pay £3 a head.", True),
+    (PARKING, "Parking is free for all hotel guests, motorcyclists too.", True),
+    (PARKING, "All hotel guests park free, motorcyclists included.", True),
+])
+def test_an_inclusion_written_after_its_item(embedder, document: str, answer: str, faithful: bool) -> None:
+    result = score(embedder, document, answer)
+    if faithful:
+        assert result.verdict is Verdict.GROUNDED, (result.explanation, outcomes(result))
+    else:
+        assert result.contradicted_claims, outcomes(result)

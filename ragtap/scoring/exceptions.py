@@ -46,6 +46,9 @@ _ITEM = r"(?P<item>(?:(?!(?:which|who|whose|where|when|because|if|unless|but|whi
 _EXCEPT = r"except(?:\s+for|\s+on|\s+in|\s+at|\s+during)?|excluding|other\s+than|apart\s+from|aside\s+from|save\s+for|but\s+not|not\s+including|with\s+the\s+exception\s+of"
 _EXCEPTION = re.compile(rf"\b(?:{_EXCEPT})\s+(?:the\s+|a\s+|an\s+)?{_ITEM}", re.IGNORECASE)
 _INCLUSION = re.compile(rf"\b(?:including|includes|include|included|even|as\s+well\s+as|plus)\s+(?:the\s+|a\s+|an\s+|on\s+|in\s+|during\s+)?{_ITEM}", re.IGNORECASE)
+# An inclusion written after what it includes: "all new members, [students] included", "every day, [weekends] too".
+_INCLUDED_AFTER = re.compile(r"(?:,|\band)\s+(?:the\s+|a\s+|an\s+)?(?P<item>(?:[^\W_][\w'’-]*\s+){0,3}?[^\W_][\w'’-]*)\s+(?:included|too|as\s+well)\b",
+                             re.IGNORECASE)
 # The last item of a list that ends its clause: "day passes, monthly passes and [the season pass]."
 _LISTED = re.compile(r"(?:,|\band|\bor)\s+(?:the\s+|a\s+|an\s+|on\s+|in\s+)?(?P<item>(?:[^\W_][\w'’-]*\s+){0,3}[^\W_][\w'’-]*)\s*(?=[.;!?]|$)",
                      re.IGNORECASE)
@@ -83,7 +86,7 @@ def exception_conflicts(claim: str, window: Window) -> list[str]:
         return regardless
     if _CLAIM_DENIES.search(_without_shared_denials(said, window.text)):
         return _excepted_but_included(said, window)
-    included, listed = _items(_INCLUSION, said), _items(_LISTED, said)
+    included, listed = _items(_INCLUSION, said) + _items(_INCLUDED_AFTER, said), _items(_LISTED, said)
     groups = _groups(said)
     if not included and not groups and not listed:
         return []
