@@ -192,3 +192,25 @@ def test_an_inclusion_written_after_its_item(embedder, document: str, answer: st
         assert result.verdict is Verdict.GROUNDED, (result.explanation, outcomes(result))
     else:
         assert result.contradicted_claims, outcomes(result)
+
+
+# "At any time" waives a time the evidence sets ("after the minimum term", "once they have consent"); checked whatever
+# the window's coverage, since "at any time" is itself words the evidence lacks.
+CONTRACT = "After the minimum term of 12 months, the contract can be cancelled with 30 days' written notice."
+TENANCY = "Tenants may redecorate once they have the landlord's written consent."
+ACCOUNT = "Subscribers can cancel at any time from their account page; refunds are issued after 5 working days."
+
+
+@pytest.mark.parametrize("document, answer, faithful", [
+    (CONTRACT, "You can cancel at any time by giving 30 days' written notice.", False),
+    (TENANCY, "Tenants may redecorate at any time.", False),
+    (CONTRACT, "Once the 12-month minimum term is over, you can cancel with 30 days' written notice.", True),
+    (TENANCY, "Tenants can redecorate once the landlord agrees in writing.", True),
+    (ACCOUNT, "You can cancel at any time from your account page.", True),
+])
+def test_at_any_time_against_a_time_the_evidence_sets(embedder, document: str, answer: str, faithful: bool) -> None:
+    result = score(embedder, document, answer)
+    if faithful:
+        assert result.verdict is Verdict.GROUNDED, (result.explanation, outcomes(result))
+    else:
+        assert result.contradicted_claims, outcomes(result)

@@ -44,7 +44,7 @@ from ragtap.scoring.lexical import (
     content_words,
     undotted_titles,
 )
-from ragtap.scoring.exceptions import denied_things, exception_conflicts, negates_the_exception
+from ragtap.scoring.exceptions import any_time_against_a_condition, denied_things, exception_conflicts, negates_the_exception
 from ragtap.scoring.names import name_conflicts
 from ragtap.scoring.polarity import polarity_conflicts
 from ragtap.scoring.possessors import owner_swapped
@@ -72,7 +72,8 @@ def find_conflicts(claim: str, windows: Sequence[Window], vocabulary: DocumentVo
         else tuple(values_in_each_others_places(claim, windows[0].text))  # (run with the window checks otherwise)
     # The numbers tie the claim to its evidence sentence where its words barely do ("turnout" alone, "check in from
     # 11:00; check out by 14:00"): these run whatever the window's coverage.
-    return found or denied_things(claim, windows) or change_against_its_word(claim, windows[0])
+    return found or denied_things(claim, windows) or change_against_its_word(claim, windows[0]) \
+        or tuple(any_time_against_a_condition(claim, windows[0]))
 
 
 def _comparable(window: Window) -> bool:

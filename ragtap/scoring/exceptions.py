@@ -128,6 +128,31 @@ _CONDITION = re.compile(r"\b(?:if|unless|only\s+when|except\s+(?:when|where)|pro
                         r"(?P<item>[^,;:.()]*)", re.IGNORECASE)
 
 
+# A claim that something may be done at any time, against a sentence that allows it only after or once something.
+_ANY_TIME = re.compile(r"\b(?:at\s+any\s+time|any\s*time|whenever\s+(?:you|they|he|she)\s+(?:like|likes|want|wants|wish|wishes)|at\s+will)\b",
+                       re.IGNORECASE)
+_TIME_CONDITION = re.compile(r"\b(?:(?:only\s+)?after|once|not\s+before|no\s+earlier\s+than|only\s+from)\s+(?P<item>[^,;:.()]*)", re.IGNORECASE)
+
+
+def any_time_against_a_condition(claim: str, window: Window) -> list[str]:
+    """"You can cancel at any time by giving 30 days' notice" against "After the minimum term, either membership can
+    be cancelled with 30 days' written notice": the claim waives the time the evidence sets.  The sentence must hold
+    two of the claim's words besides "at any time", not say "at any time" itself, and its condition must name
+    something the claim does not.  Run whatever the window's coverage (conflicts.py): "at any time" is itself words
+    the evidence lacks."""
+    waived = _ANY_TIME.search(claim)
+    if waived is None:
+        return []
+    claim_words = set(content_words(claim[: waived.start()] + " " + claim[waived.end() :]))
+    for sentence in STOP_BREAK.split(window.text):
+        if _ANY_TIME.search(sentence) or len(claim_words & set(content_words(sentence))) < 2:
+            continue
+        for condition in _TIME_CONDITION.finditer(sentence):
+            if set(content_words(condition.group("item"))) - claim_words:
+                return [f"condition: {waived.group(0).lower()} vs {' '.join(condition.group(0).lower().split())}"]
+    return []
+
+
 def _regardless_of_a_condition(claim: str, window: Window) -> list[str]:
     """The claim waives a condition its evidence sets: "Yes, escape of water is covered regardless of how long the
     property has been unoccupied" against "Escape of water is covered, but not if the property has been unoccupied for
