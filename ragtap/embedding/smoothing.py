@@ -78,7 +78,7 @@ def activation_peaks(model: onnx.ModelProto, inputs: Mapping[tuple[int, str], st
     peaks: dict[str, np.ndarray] = {}
     for encoding in tokenizer.encode_batch(texts):
         input_ids = np.asarray(encoding.ids, dtype=np.int64)[None, :]
-        values = session.run(names, {"input_ids": input_ids, "attention_mask": np.ones_like(input_ids)})
+        values = session.run(names, {"input_ids": input_ids})
         for name, value in zip(names, values, strict=True):
             peak = np.abs(value.reshape(-1, value.shape[-1])).max(axis=0)
             peaks[name] = np.maximum(peaks[name], peak) if name in peaks else peak
