@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import pytest
 
-from ragtap.types import Verdict
+from ragtap.types import Assessment, Verdict
 
 from test_contradictions import outcomes, score
 
@@ -41,6 +41,14 @@ SYRUP = "Do not give this syrup to children unless a doctor has advised it."
 FILTER = "When the filter needs cleaning, the amber light comes on."
 ROUTER = "During a firmware update the power LED is off; do not unplug the router."
 HALLWAY = "The spare keys are on the hook by the door."
+
+
+def assert_judged(result: Assessment, faithful: bool) -> None:
+    """A faithful answer stays grounded; an unfaithful one has a contradicted claim."""
+    if faithful:
+        assert result.verdict is Verdict.GROUNDED, (result.explanation, outcomes(result))
+    else:
+        assert result.contradicted_claims, outcomes(result)
 
 
 @pytest.mark.parametrize("document, answer", [
@@ -156,10 +164,7 @@ SUPPLIER = "The supplier was sued by the council in 2019 over late deliveries."
 ])
 def test_the_passive_is_no_swap(embedder, document: str, answer: str, faithful: bool) -> None:
     result = score(embedder, document, answer)
-    if faithful:
-        assert result.verdict is Verdict.GROUNDED, (result.explanation, outcomes(result))
-    else:
-        assert result.contradicted_claims, outcomes(result)
+    assert_judged(result, faithful)
 
 
 # "Open on Sundays, but not on bank holidays": the second clause denies the first clause's predicate for another place
@@ -188,10 +193,7 @@ PARKING = "Parking is free for all hotel guests, including motorcyclists."
 ])
 def test_an_inclusion_written_after_its_item(embedder, document: str, answer: str, faithful: bool) -> None:
     result = score(embedder, document, answer)
-    if faithful:
-        assert result.verdict is Verdict.GROUNDED, (result.explanation, outcomes(result))
-    else:
-        assert result.contradicted_claims, outcomes(result)
+    assert_judged(result, faithful)
 
 
 # "At any time" waives a time the evidence sets ("after the minimum term", "once they have consent"); checked whatever
@@ -210,7 +212,4 @@ ACCOUNT = "Subscribers can cancel at any time from their account page; refunds a
 ])
 def test_at_any_time_against_a_time_the_evidence_sets(embedder, document: str, answer: str, faithful: bool) -> None:
     result = score(embedder, document, answer)
-    if faithful:
-        assert result.verdict is Verdict.GROUNDED, (result.explanation, outcomes(result))
-    else:
-        assert result.contradicted_claims, outcomes(result)
+    assert_judged(result, faithful)
