@@ -277,8 +277,8 @@ def _elided(parts: list[str]) -> list[str]:
     courtyard bar but not in the rooms" = not permitted in the rooms)."""
     out = list(parts)
     for i in range(1, len(out)):
-        if _NOT_A_PLACE.match(out[i]) and (said := _SAID_OF.match(parts[i - 1])) is not None:
-            out[i] = f"{said.group('subject')} {said.group('aux')} not {said.group('predicate')} {out[i][_NOT_A_PLACE.match(out[i]).end():]}"
+        if (denial := _NOT_A_PLACE.match(out[i])) is not None and (said := _SAID_OF.match(parts[i - 1])) is not None:
+            out[i] = f"{said.group('subject')} {said.group('aux')} not {said.group('predicate')} {out[i][denial.end():]}"
         elif _ENDS_NEGATED.search(out[i]) and (before := _PREDICATE.search(parts[i - 1])) is not None:
             out[i] = f"{out[i].rstrip(' .!;,')} {before.group('rest')}"
         elif _ENDS_AFFIRMED.search(out[i]) and len(out[i].split()) >= 2 and (denied := _DENIED_PREDICATE.search(parts[i - 1])) is not None:
