@@ -145,10 +145,8 @@ LIGHTHOUSE = "The lighthouse was damaged by a storm in 1903 and relit the follow
 
 
 def test_the_following_year_is_worked_out(embedder) -> None:
-    resolved = score(embedder, LIGHTHOUSE, "The lighthouse was relit in 1904.")
-    assert resolved.verdict is Verdict.GROUNDED, (resolved.explanation, outcomes(resolved))
-    wrong = score(embedder, LIGHTHOUSE, "The lighthouse was relit in 1905.")
-    assert wrong.contradicted_claims, outcomes(wrong)
+    assert_judged(score(embedder, LIGHTHOUSE, "The lighthouse was relit in 1904."), faithful=True)
+    assert_judged(score(embedder, LIGHTHOUSE, "The lighthouse was relit in 1905."), faithful=False)
 
 
 # The passive on one side puts agent and patient in the other order without trading their roles; both sides active
@@ -163,8 +161,7 @@ SUPPLIER = "The supplier was sued by the council in 2019 over late deliveries."
     ("The council sued the supplier in 2019 over late deliveries.", "In 2019 the supplier sued the council over late deliveries.", False),
 ])
 def test_the_passive_is_no_swap(embedder, document: str, answer: str, faithful: bool) -> None:
-    result = score(embedder, document, answer)
-    assert_judged(result, faithful)
+    assert_judged(score(embedder, document, answer), faithful)
 
 
 # "Open on Sundays, but not on bank holidays": the second clause denies the first clause's predicate for another place
@@ -173,10 +170,8 @@ SHOP = "The shop is open on Sundays, but not on bank holidays."
 
 
 def test_a_denied_place_or_time_takes_the_predicate_before_it(embedder) -> None:
-    faithful = score(embedder, SHOP, "The shop opens on Sundays but stays closed on bank holidays.")
-    assert faithful.verdict is Verdict.GROUNDED, (faithful.explanation, outcomes(faithful))
-    wrong = score(embedder, SHOP, "The shop is open on bank holidays.")
-    assert wrong.contradicted_claims, outcomes(wrong)
+    assert_judged(score(embedder, SHOP, "The shop opens on Sundays but stays closed on bank holidays."), faithful=True)
+    assert_judged(score(embedder, SHOP, "The shop is open on bank holidays."), faithful=False)
 
 
 # An inclusion written after what it includes ("all visitors, coach parties included") is compared with the exception
@@ -192,8 +187,7 @@ PARKING = "Parking is free for all hotel guests, including motorcyclists."
     (PARKING, "All hotel guests park free, motorcyclists included.", True),
 ])
 def test_an_inclusion_written_after_its_item(embedder, document: str, answer: str, faithful: bool) -> None:
-    result = score(embedder, document, answer)
-    assert_judged(result, faithful)
+    assert_judged(score(embedder, document, answer), faithful)
 
 
 # "At any time" waives a time the evidence sets ("after the minimum term", "once they have consent"); checked whatever
@@ -211,5 +205,4 @@ ACCOUNT = "Subscribers can cancel at any time from their account page; refunds a
     (ACCOUNT, "You can cancel at any time from your account page.", True),
 ])
 def test_at_any_time_against_a_time_the_evidence_sets(embedder, document: str, answer: str, faithful: bool) -> None:
-    result = score(embedder, document, answer)
-    assert_judged(result, faithful)
+    assert_judged(score(embedder, document, answer), faithful)
