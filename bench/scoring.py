@@ -12,6 +12,12 @@ retrieved again and again), so only the question, the answer and the supporting 
 Figures: capacity (interactions submitted at once, scored per second until the last verdict), time from
 submit to verdict (p50/p95/p99) at fixed arrival rates, and the event loop's lag while the queue scores at
 capacity (a 1 ms ticker: how late it wakes up), which shows whether scoring holds up the request path.
+
+The ticker is the measuring instrument, not part of scoring, and it is not free: a 1 ms asyncio sleep loop
+takes ~4% of a core by itself, and waking 1,000 times a second beside the scoring thread cost ~10% of the
+measured capacity (2026-12-02: 47.9 vs 52.6 cold per CPU-second, same checkout, alternated).  So capacity is
+measured in a run of its own without the ticker, and the loop's lag in a second run at the same load with it;
+that second run's capacity is reported too (`with_lag_probe`), as the figure earlier rounds recorded.
 """
 
 from __future__ import annotations
@@ -121,8 +127,22 @@ class Phases:
         await asyncio.to_thread(queue._executor.shutdown, True)  # and waits for the batch in flight
 
 
-async def capacity(phases: Phases, texts: Texts, n: int, cached: bool, timeout: float) -> dict[str, float]:
-    """Submit n interactions at once; scored per second until the last verdict, and the loop's lag meanwhile."""
+async def capacity(phases: Phases, texts: Texts, n: int, cached: bool, timeout: float) -> dict[str, object]:
+    """Scoring capacity from a run without the lag probe; the event loop's lag from a second run with it (the
+    second run's own capacity is kept under `with_lag_probe`).  Each run scores n new interactions."""
+    plain = await _capacity_run(phases, texts, n, cached, timeout, probe=False)
+    probed = await _capacity_run(phases, texts, n, cached, timeout, probe=True)
+    lag_keys = ("loop_lag_p50_ms", "loop_lag_p99_ms", "loop_lag_max_ms")
+    return {
+        **plain,
+        **{key: probed[key] for key in lag_keys},
+        "with_lag_probe": {key: value for key, value in probed.items() if key not in lag_keys},
+    }
+
+
+async def _capacity_run(phases: Phases, texts: Texts, n: int, cached: bool, timeout: float, probe: bool) -> dict[str, float]:
+    """Submit n interactions at once; scored per second until the last verdict, and (with `probe`) the loop's lag
+    meanwhile."""
     queue, collector = phases.open()
     misses_before = embedder_misses(queue)
     lags: list[float] = []
@@ -134,7 +154,7 @@ async def capacity(phases: Phases, texts: Texts, n: int, cached: bool, timeout: 
             await asyncio.sleep(0.001)
             lags.append(time.perf_counter() - start - 0.001)
 
-    tick = asyncio.get_running_loop().create_task(ticker())
+    tick = asyncio.get_running_loop().create_task(ticker() if probe else asyncio.sleep(0))
     items = [texts.interaction(cached) for _ in range(n)]
     start, cpu_start = time.perf_counter(), time.process_time()
     for item in items:
@@ -153,9 +173,15 @@ async def capacity(phases: Phases, texts: Texts, n: int, cached: bool, timeout: 
         # What a core of its own would give: robust to other processes competing for the core.
         "scored_per_cpu_s": scored / cpu if cpu > 0 else float("nan"),
         "texts_per_interaction": (embedder_misses(queue) - misses_before) / max(1, scored),
-        "loop_lag_p50_ms": percentile(lags, 50) * 1e3,
-        "loop_lag_p99_ms": percentile(lags, 99) * 1e3,
-        "loop_lag_max_ms": max(lags) * 1e3 if lags else float("nan"),
+        **(
+            {
+                "loop_lag_p50_ms": percentile(lags, 50) * 1e3,
+                "loop_lag_p99_ms": percentile(lags, 99) * 1e3,
+                "loop_lag_max_ms": max(lags) * 1e3 if lags else float("nan"),
+            }
+            if probe
+            else {}
+        ),
     }
 
 
