@@ -38,6 +38,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from bench_embedder import sentence
 
 from ragtap.config import Config
+from ragtap.embedding.base import embed_windows
 from ragtap.embedding.cache import CachedEmbedder
 from ragtap.embedding.factory import make_embedder
 from ragtap.exporters.base import Exporter
@@ -235,7 +236,7 @@ async def run(quick: bool, qrd_window_words: int | None = None) -> dict[str, obj
     # ...and QRD's windows of them (issue 21): in the steady state a recurring document's windows are cached too.
     windows = [w.text for d in texts.pool for p in split_passages(d) for w in question_windows(p, scoring.qrd_window_words)]
     if windows:
-        embedder.embed(windows)
+        embed_windows(embedder, windows)  # as assess_batch embeds them (cached apart from plain texts)
 
     n = 100 if quick else 300
     seconds = 3.0 if quick else 6.0

@@ -30,6 +30,22 @@ class Embedder(Protocol):
         ...
 
 
+@runtime_checkable
+class WindowEmbedder(Embedder, Protocol):
+    """An embedder with a cheaper way to embed QRD's windows (many short texts at once): `embed_windows` may give
+    other vectors than `embed`, of the same space, but a text must get the same vector whatever it is embedded
+    with (the embedding cache and `ragtap score --jobs` rely on it)."""
+
+    def embed_windows(self, texts: Sequence[str]) -> np.ndarray: ...
+
+
+def embed_windows(embedder: Embedder, texts: Sequence[str]) -> np.ndarray:
+    """QRD's windows: through the embedder's own `embed_windows` where it has one, else as any other texts."""
+    if isinstance(embedder, WindowEmbedder):
+        return embedder.embed_windows(texts)
+    return embedder.embed(texts)
+
+
 def l2_normalise(vectors: np.ndarray) -> np.ndarray:
     """Scale each row to unit length, as float32.
 

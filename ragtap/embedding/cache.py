@@ -7,12 +7,12 @@ embedded before; caching by text skips the model for them.
 from __future__ import annotations
 
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Hashable, Sequence
 
 import numpy as np
 from cachetools import LRUCache
 
-from ragtap.embedding.base import Embedder
+from ragtap.embedding.base import Embedder, embed_windows
 
 
 class CachedEmbedder:
@@ -35,7 +35,8 @@ class CachedEmbedder:
         self.hits = 0
         self.misses = 0
         # cachetools' LRU: a read refreshes an entry, an insert beyond max_entries evicts the least recent one.
-        self._entries: LRUCache[str, np.ndarray] | None = LRUCache(maxsize=max_entries) if max_entries else None
+        # Keyed by the text, or by ("window", text) for `embed_windows`' vectors.
+        self._entries: LRUCache[Hashable, np.ndarray] | None = LRUCache(maxsize=max_entries) if max_entries else None
         self._lock = threading.Lock()
 
     @property
@@ -46,11 +47,19 @@ class CachedEmbedder:
         return len(self._entries) if self._entries is not None else 0
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
+        return self._cached(texts, lambda text: text, self.inner.embed)
+
+    def embed_windows(self, texts: Sequence[str]) -> np.ndarray:
+        """QRD's windows (`base.embed_windows`), cached apart from `embed`'s vectors: the inner embedder may give a
+        window another vector than the same text gets from `embed`."""
+        return self._cached(texts, lambda text: ("window", text), lambda missed: embed_windows(self.inner, missed))
+
+    def _cached(self, texts: Sequence[str], key_of: Callable[[str], Hashable], compute: Callable[[list[str]], np.ndarray]) -> np.ndarray:
         out = np.empty((len(texts), self.dim), dtype=np.float32)
         pending: dict[str, list[int]] = {}  # missed text -> the rows it fills, in first-seen order
         with self._lock:
             for row, text in enumerate(texts):
-                vector = self._entries.get(text) if self._entries is not None else None
+                vector = self._entries.get(key_of(text)) if self._entries is not None else None
                 if vector is not None:
                     out[row] = vector
                 elif text in pending:
@@ -62,11 +71,12 @@ class CachedEmbedder:
         if not pending:
             return out
 
-        vectors = self.inner.embed(list(pending))
+        vectors = compute(list(pending))
         with self._lock:
             for (text, rows), vector in zip(pending.items(), vectors, strict=True):
                 out[rows] = vector
                 if self._entries is not None:
                     # A copy, so the cache does not keep the inner embedder's whole batch array alive.
-                    self._entries[text] = vector.copy()
+                    self._entries[key_of(text)] = vector.copy()
         return out
+

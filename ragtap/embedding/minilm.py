@@ -32,6 +32,7 @@ OPSET = 20
 # weight in float32, small enough never to overflow when added to a score.
 MASKED_SCORE = -1e9
 OUTPUT = "sentence_embedding"
+TOKEN_STATES = "token_states"  # the last layer's output, before pooling (minilm_static.py pools it itself)
 
 
 class ModelUnavailableError(RuntimeError):
@@ -246,7 +247,9 @@ class MiniLMEmbedder:
 
         self._tokenizer = load_tokenizer(model_dir, self.config)
 
-        model_bytes = self._model_bytes(model_dir)
+        self._session = self._new_session(self._model_bytes(model_dir), intra_op_threads)
+
+    def _new_session(self, model_bytes: bytes, intra_op_threads: int = 1) -> ort.InferenceSession:
         options = ort.SessionOptions()
         options.intra_op_num_threads = intra_op_threads
         options.inter_op_num_threads = 1
@@ -257,9 +260,7 @@ class MiniLMEmbedder:
         # The arena would keep the high-water mark of the largest batch (a batch of 256-token texts needs
         # ~300 MB of attention scores) for the life of the process; freeing it costs no measurable speed.
         options.enable_cpu_mem_arena = False
-        self._session = ort.InferenceSession(
-            model_bytes, options, providers=["CPUExecutionProvider"], disabled_optimizers=list(self.disabled_optimizers)
-        )
+        return ort.InferenceSession(model_bytes, options, providers=["CPUExecutionProvider"], disabled_optimizers=list(self.disabled_optimizers))
 
     def _model_bytes(self, model_dir: Path) -> bytes:
         """The serialised ONNX model the session runs: here the fp32 encoder, built in memory."""

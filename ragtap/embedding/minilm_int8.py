@@ -34,10 +34,11 @@ import os
 import tempfile
 import threading
 import weakref
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TypeVar
 
 import numpy as np
 import onnx
@@ -49,6 +50,7 @@ from tokenizers import Tokenizer
 from ragtap.embedding.minilm import (
     OPSET,
     OUTPUT,
+    TOKEN_STATES,
     BertConfig,
     MiniLMEmbedder,
     _embeddings,
@@ -62,6 +64,7 @@ from ragtap.embedding.smoothing import CALIBRATION_FILE, Plans, activation_peaks
 RECIPE = "minilm-int8-v5"
 MS_DOMAIN = "com.microsoft"
 CACHE_ENV = "RAGTAP_MODEL_CACHE"
+_Task = TypeVar("_Task")
 
 
 def default_cache_dir() -> Path:
@@ -105,12 +108,13 @@ class _Linears:
         return [self.g.nodes[index].name for index in self.float_nodes]
 
 
-def build_fused_encoder(weights: dict[str, np.ndarray], cfg: BertConfig, plans: Plans | None = None) -> tuple[onnx.ModelProto, _Linears]:
+def build_fused_encoder(weights: dict[str, np.ndarray], cfg: BertConfig, plans: Plans | None = None, *, pooled: bool = True) -> tuple[onnx.ModelProto, _Linears]:
     """The fp32 encoder with fused attention and GELU: same inputs and output as `minilm.build_encoder`, but for
     unpadded input only (one text per run, or texts of equal length), so it takes no `attention_mask`: attention
     and the mean pooling read every token.
     `plans`: the smoothing of `smoothing.py` (exact in float).  Also returned: what the MatMuls read and which
-    must stay float.
+    must stay float.  `pooled=False`: the output is the last layer's token states (`TOKEN_STATES`, batch x seq x
+    hidden), for a caller that pools them itself (`minilm_static.py`).
 
     (Tried and not kept: onnxruntime's packed-QKV layout for MultiHeadAttention is not implemented on the CPU;
     the plain-operator attention of `minilm.py` and the fused `Attention`/`QAttention` measured slower.)"""
@@ -137,13 +141,17 @@ def build_fused_encoder(weights: dict[str, np.ndarray], cfg: BertConfig, plans: 
         activated = g.op("FastGelu", up, g.const(weights[f"{layer}.intermediate.dense.bias"]), domain=MS_DOMAIN)
         down = g.op("Add", linear((i, "ffn_down"), activated, weights[f"{layer}.output.dense.weight"]), g.const(weights[f"{layer}.output.dense.bias"]))
         x = _layer_norm(g, g.op("Add", down, x), weights, f"{layer}.output.LayerNorm", cfg.layer_norm_eps)
-    g.nodes.append(helper.make_node("Identity", [_mean_pool_unpadded(g, x)], [OUTPUT]))
+    if pooled:
+        g.nodes.append(helper.make_node("Identity", [_mean_pool_unpadded(g, x)], [OUTPUT]))
+        output = helper.make_tensor_value_info(OUTPUT, TensorProto.FLOAT, ["batch", cfg.hidden])
+    else:
+        g.nodes.append(helper.make_node("Identity", [x], [TOKEN_STATES]))
+        output = helper.make_tensor_value_info(TOKEN_STATES, TensorProto.FLOAT, ["batch", "seq", cfg.hidden])
     # The quantiser names its new nodes after the old ones: give every node a stable, unique name.
     for index, node in enumerate(g.nodes):
         node.name = f"{node.op_type}_{index}"
 
     inputs = [helper.make_tensor_value_info("input_ids", TensorProto.INT64, ["batch", "seq"])]
-    output = helper.make_tensor_value_info(OUTPUT, TensorProto.FLOAT, ["batch", cfg.hidden])
     graph = helper.make_graph(g.nodes, "all-MiniLM-L6-v2-fused", inputs, [output], g.initializers)
     standard = helper.make_opsetid("", OPSET)
     opsets = [standard, helper.make_opsetid(MS_DOMAIN, 1)]
@@ -161,12 +169,12 @@ def _mean_pool_unpadded(g: _Graph, x: str) -> str:
     return g.op("Div", mean, g.op("Max", norm, g.const(np.float32(1e-12))))
 
 
-def build_smoothed_encoder(weights: dict[str, np.ndarray], cfg: BertConfig, tokenizer: Tokenizer) -> tuple[onnx.ModelProto, list[str]]:
+def build_smoothed_encoder(weights: dict[str, np.ndarray], cfg: BertConfig, tokenizer: Tokenizer, *, pooled: bool = True) -> tuple[onnx.ModelProto, list[str]]:
     """The fused encoder with its activation outliers moved into the weights or into float32, calibrated on
     `calibration.txt`, and the names of the MatMuls that must not be quantised."""
     plain, linears = build_fused_encoder(weights, cfg)
     peaks = activation_peaks(plain, linears.inputs, tokenizer, calibration_texts())
-    model, linears = build_fused_encoder(weights, cfg, smoothing_plans(peaks, linears.weights))
+    model, linears = build_fused_encoder(weights, cfg, smoothing_plans(peaks, linears.weights), pooled=pooled)
     return model, linears.float_node_names()
 
 
@@ -204,22 +212,35 @@ def quantise(model: onnx.ModelProto, keep_float: Sequence[str] = ()) -> bytes:
         logging.getLogger().removeFilter(hint)
 
 
-def cache_key(weights_file: Path) -> str:
+def cache_key(weights_file: Path, recipe: str = RECIPE) -> str:
     digest = hashlib.sha256()
     with open(weights_file, "rb") as handle:
         for block in iter(lambda: handle.read(1 << 20), b""):
             digest.update(block)
     digest.update(CALIBRATION_FILE.read_bytes())
-    digest.update(f"|{RECIPE}|onnx {onnx.__version__}|onnxruntime {ort.__version__}".encode())
+    digest.update(f"|{recipe}|onnx {onnx.__version__}|onnxruntime {ort.__version__}".encode())
     return digest.hexdigest()[:24]
 
 
-def load_or_build(model_dir: Path, cfg: BertConfig, cache_dir: Path | None, tokenizer: Tokenizer) -> bytes:
+@dataclass(frozen=True)
+class ModelRecipe:
+    """A model built from the packaged weights and cached on disk: its file name's stem, the version that is part
+    of its cache key, and how to build its bytes (from the weights, the model's config and its tokenizer)."""
+
+    stem: str
+    version: str
+    build: Callable[[dict[str, np.ndarray], BertConfig, Tokenizer], bytes]
+
+
+INT8 = ModelRecipe("all-MiniLM-L6-v2-int8", RECIPE, lambda weights, cfg, tokenizer: quantise(*build_smoothed_encoder(weights, cfg, tokenizer)))
+
+
+def load_or_build(model_dir: Path, cfg: BertConfig, cache_dir: Path | None, tokenizer: Tokenizer, recipe: ModelRecipe = INT8) -> bytes:
     """The quantised model's bytes: from the cache when present and intact, else built from the packaged weights
     and cached.  An unwritable cache is not an error: the model is then built on every start."""
     weights_file = model_dir / "model.safetensors"
     cache_dir = cache_dir or default_cache_dir()
-    path = cache_dir / f"all-MiniLM-L6-v2-int8-{cache_key(weights_file)}.onnx"
+    path = cache_dir / f"{recipe.stem}-{cache_key(weights_file, recipe.version)}.onnx"
     digest_path = path.with_name(path.name + ".sha256")
     try:
         cached = path.read_bytes()
@@ -229,7 +250,7 @@ def load_or_build(model_dir: Path, cfg: BertConfig, cache_dir: Path | None, toke
             return cached
     except OSError:
         pass
-    model_bytes = quantise(*build_smoothed_encoder(load_file(str(weights_file)), cfg, tokenizer))
+    model_bytes = recipe.build(load_file(str(weights_file)), cfg, tokenizer)
     try:
         cache_dir.mkdir(parents=True, exist_ok=True)
         _write_atomically(path, model_bytes)
@@ -278,6 +299,7 @@ class MiniLMInt8Embedder(MiniLMEmbedder):
         self._cache_dir = Path(cache_dir) if cache_dir is not None else None
         self.threads = intra_op_threads
         super().__init__(batch_size=1, intra_op_threads=1)
+        self._static: ort.InferenceSession | None = None  # embed_windows' model, built at its first call
         self._pool: ThreadPoolExecutor | None = None
         self._pool_lock = threading.Lock()
         # A process forked from this one (`ragtap score --jobs`) has none of the pool's threads: it makes its own.
@@ -295,23 +317,41 @@ class MiniLMInt8Embedder(MiniLMEmbedder):
             input_ids = np.asarray(encodings[row].ids, dtype=np.int64)[None, :]
             out[row] = self._session.run([OUTPUT], {"input_ids": input_ids})[0][0]
 
-        helpers = min(self.threads, len(order)) - 1
-        if helpers < 1:
-            for row in order:
-                run(row)
+        self._run_all(run, order)
+        return out
+
+    def embed_windows(self, texts: Sequence[str]) -> np.ndarray:
+        """QRD's windows: the static-scale int8 model (`minilm_static.py`), texts of one length in one run.  A text
+        gets the same vector whatever else is embedded with it, but not the vector `embed` gives it."""
+        from ragtap.embedding.minilm_static import length_groups, run_group
+
+        out = np.empty((len(texts), self.dim), dtype=np.float32)
+        if not texts:
             return out
-        # Every thread (this one too) takes the next longest text until none is left: onnxruntime releases the GIL
-        # while it runs, so the texts are embedded in parallel.
-        pending = iter(order)
+        session = self._windows_session()
+        encodings = self._tokenizer.encode_batch_fast(list(texts))
+        self._run_all(lambda rows: run_group(session, encodings, rows, out), length_groups(encodings))
+        return out
+
+    def _run_all(self, run: Callable[[_Task], None], tasks: Sequence[_Task]) -> None:
+        """run(task) for every task, the longest first; on `threads` threads when there is more than one task."""
+        helpers = min(self.threads, len(tasks)) - 1
+        if helpers < 1:
+            for task in tasks:
+                run(task)
+            return
+        # Every thread (this one too) takes the next task until none is left: onnxruntime releases the GIL while
+        # it runs, so the tasks run in parallel.
+        pending = iter(tasks)
         lock = threading.Lock()
 
         def drain() -> None:
             while True:
                 with lock:
-                    row = next(pending, None)
-                if row is None:
+                    task = next(pending, None)
+                if task is None:
                     return
-                run(row)
+                run(task)
 
         futures = [self._executor().submit(drain) for _ in range(helpers)]
         try:
@@ -319,7 +359,18 @@ class MiniLMInt8Embedder(MiniLMEmbedder):
         finally:
             for future in futures:
                 future.result()  # waits for the helpers, and re-raises what failed in them
-        return out
+
+    def _windows_session(self) -> ort.InferenceSession:
+        """Built (or read from the model cache) at the first call: a proxy whose QRD needs no windows never pays
+        for it."""
+        with self._pool_lock:
+            if self._static is None:
+                from ragtap.embedding.minilm import locate_model_dir
+                from ragtap.embedding.minilm_static import STATIC
+
+                model = load_or_build(locate_model_dir(), self.config, self._cache_dir, self._tokenizer, STATIC)
+                self._static = self._new_session(model)
+            return self._static
 
     def _executor(self) -> ThreadPoolExecutor:
         with self._pool_lock:
@@ -338,5 +389,8 @@ class MiniLMInt8Embedder(MiniLMEmbedder):
 if __name__ == "__main__":  # scripts/setup.sh: build the quantised model at install time, into the cache
     from ragtap.embedding.minilm import locate_model_dir
 
-    MiniLMInt8Embedder()
-    print(f"ragtap: int8 MiniLM cached in {default_cache_dir()} ({cache_key(locate_model_dir() / 'model.safetensors')})")
+    from ragtap.embedding.minilm_static import STATIC
+
+    MiniLMInt8Embedder().embed_windows(["QRD's windows: the static-scale model is built and cached too."])
+    weights = locate_model_dir() / "model.safetensors"
+    print(f"ragtap: int8 MiniLM cached in {default_cache_dir()} ({cache_key(weights)}, windows {cache_key(weights, STATIC.version)})")

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from ragtap.embedding.base import embed_windows
 from ragtap.pipeline.limits import ScoringLimits, bound
 from ragtap.scoring.claims import Claim, ClaimThresholds, Evidence, judge_claim, judge_short_answer, split_claims, verified
 from ragtap.scoring.metrics import closest_passage, compute_scores
@@ -144,7 +145,8 @@ def _claims(plan: _Plan, vectors: np.ndarray, policy: ScoringPolicy, question: s
 def _question_windows(plans: Sequence[_Plan], questions: Sequence[str], vectors: np.ndarray, embedder: Embedder,
                       policy: ScoringPolicy) -> list[np.ndarray | None]:
     """Per interaction, the vectors of the windows of the passage closest to its question that share a word with
-    it (None: no windows), all embedded in one call."""
+    it (None: no windows), all embedded in one call, by the embedder's `embed_windows` where it has one (the
+    default MiniLM's runs many windows at once: `ragtap/embedding/minilm_static.py`)."""
     table = _TextTable()
     rows: list[list[int] | None] = []
     for plan, question in zip(plans, questions):
@@ -153,7 +155,7 @@ def _question_windows(plans: Sequence[_Plan], questions: Sequence[str], vectors:
         rows.append([table.add(w.text) for w in windows] or None)  # type: ignore[misc]
     if not table.rows:
         return [None] * len(plans)
-    window_vectors = embedder.embed(list(table.rows))
+    window_vectors = embed_windows(embedder, list(table.rows))
     return [None if r is None else window_vectors[r] for r in rows]
 
 
