@@ -334,7 +334,8 @@ class MiniLMInt8Embedder(MiniLMEmbedder):
         return out
 
     def _run_all(self, run: Callable[[_Task], None], tasks: Sequence[_Task]) -> None:
-        """run(task) for every task, the longest first; on `threads` threads when there is more than one task."""
+        """run(task) for every task, taken in the order given (the callers put the longest first); on `threads`
+        threads when there is more than one task."""
         helpers = min(self.threads, len(tasks)) - 1
         if helpers < 1:
             for task in tasks:
@@ -388,7 +389,6 @@ class MiniLMInt8Embedder(MiniLMEmbedder):
 
 if __name__ == "__main__":  # scripts/setup.sh: build the quantised model at install time, into the cache
     from ragtap.embedding.minilm import locate_model_dir
-
     from ragtap.embedding.minilm_static import STATIC
 
     MiniLMInt8Embedder().embed_windows(["QRD's windows: the static-scale model is built and cached too."])
