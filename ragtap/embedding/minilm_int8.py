@@ -299,7 +299,7 @@ class MiniLMInt8Embedder(MiniLMEmbedder):
         self._cache_dir = Path(cache_dir) if cache_dir is not None else None
         self.threads = intra_op_threads
         super().__init__(batch_size=1, intra_op_threads=1)
-        self._static: ort.InferenceSession | None = None  # embed_windows' model, built at its first call
+        self._static: tuple[ort.InferenceSession, np.ndarray] | None = None  # embed_windows' model, at its first call
         self._pool: ThreadPoolExecutor | None = None
         self._pool_lock = threading.Lock()
         # A process forked from this one (`ragtap score --jobs`) has none of the pool's threads: it makes its own.
@@ -328,9 +328,9 @@ class MiniLMInt8Embedder(MiniLMEmbedder):
         out = np.empty((len(texts), self.dim), dtype=np.float32)
         if not texts:
             return out
-        session = self._windows_session()
+        session, table = self._windows_model()
         encodings = self._tokenizer.encode_batch_fast(list(texts))
-        self._run_all(lambda rows: run_group(session, encodings, rows, out), length_groups(encodings))
+        self._run_all(lambda rows: run_group(session, table, encodings, rows, out), length_groups(encodings))
         return out
 
     def _run_all(self, run: Callable[[_Task], None], tasks: Sequence[_Task]) -> None:
@@ -361,16 +361,17 @@ class MiniLMInt8Embedder(MiniLMEmbedder):
             for future in futures:
                 future.result()  # waits for the helpers, and re-raises what failed in them
 
-    def _windows_session(self) -> ort.InferenceSession:
-        """Built (or read from the model cache) at the first call: a proxy whose QRD needs no windows never pays
-        for it."""
+    def _windows_model(self) -> tuple[ort.InferenceSession, np.ndarray]:
+        """The static model's session and its word-embedding table, built (or read from the model cache) at the
+        first call: a proxy whose QRD needs no windows never pays for them."""
         with self._pool_lock:
             if self._static is None:
                 from ragtap.embedding.minilm import locate_model_dir
-                from ragtap.embedding.minilm_static import STATIC
+                from ragtap.embedding.minilm_static import STATIC, word_table
 
-                model = load_or_build(locate_model_dir(), self.config, self._cache_dir, self._tokenizer, STATIC)
-                self._static = self._new_session(model)
+                model_dir = locate_model_dir()
+                session = self._new_session(load_or_build(model_dir, self.config, self._cache_dir, self._tokenizer, STATIC))
+                self._static = (session, word_table(model_dir))
             return self._static
 
     def _executor(self) -> ThreadPoolExecutor:
