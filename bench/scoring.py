@@ -155,7 +155,7 @@ async def _capacity_run(phases: Phases, texts: Texts, n: int, cached: bool, time
             await asyncio.sleep(0.001)
             lags.append(time.perf_counter() - start - 0.001)
 
-    tick = asyncio.get_running_loop().create_task(ticker() if probe else asyncio.sleep(0))
+    tick = asyncio.get_running_loop().create_task(ticker()) if probe else None
     items = [texts.interaction(cached) for _ in range(n)]
     start, cpu_start = time.perf_counter(), time.process_time()
     for item in items:
@@ -163,7 +163,8 @@ async def _capacity_run(phases: Phases, texts: Texts, n: int, cached: bool, time
     await _wait_scored(collector, n, timeout=timeout)
     cpu = time.process_time() - cpu_start  # all threads of this process: the embedding thread, mostly
     stop = True
-    await tick
+    if tick is not None:
+        await tick
     elapsed = (max(collector.done_at) if collector.done_at else time.perf_counter()) - start
     scored = len(collector.seconds)
     await phases.close(queue)
@@ -174,15 +175,15 @@ async def _capacity_run(phases: Phases, texts: Texts, n: int, cached: bool, time
         # What a core of its own would give: robust to other processes competing for the core.
         "scored_per_cpu_s": scored / cpu if cpu > 0 else float("nan"),
         "texts_per_interaction": (embedder_misses(queue) - misses_before) / max(1, scored),
-        **(
-            {
-                "loop_lag_p50_ms": percentile(lags, 50) * 1e3,
-                "loop_lag_p99_ms": percentile(lags, 99) * 1e3,
-                "loop_lag_max_ms": max(lags) * 1e3 if lags else float("nan"),
-            }
-            if probe
-            else {}
-        ),
+        **(_lag_figures(lags) if probe else {}),
+    }
+
+
+def _lag_figures(lags: list[float]) -> dict[str, float]:
+    return {
+        "loop_lag_p50_ms": percentile(lags, 50) * 1e3,
+        "loop_lag_p99_ms": percentile(lags, 99) * 1e3,
+        "loop_lag_max_ms": max(lags) * 1e3 if lags else float("nan"),
     }
 
 

@@ -30,7 +30,7 @@ from tokenizers import Encoding, Tokenizer
 
 from ragtap.embedding.minilm import TOKEN_STATES, BertConfig
 from ragtap.embedding.minilm_int8 import MS_DOMAIN, ModelRecipe, build_smoothed_encoder
-from ragtap.embedding.smoothing import calibration_texts
+from ragtap.embedding.smoothing import activations, calibration_texts
 
 # Bump when the graph or the quantisation settings change: it is part of the cache key.
 # v2: the word-embedding table is an input, not an initializer (fed from the packaged weights at each run).
@@ -47,33 +47,32 @@ MAX_ROWS = 64
 def activation_ranges(model: onnx.ModelProto, values: Sequence[str], tokenizer: Tokenizer, texts: Sequence[str]) -> dict[str, tuple[float, float]]:
     """(min, max) of each graph value in `values` over every token of every text, the fp32 `model` run one text
     at a time; 0 always inside the range (the zero point must represent it exactly)."""
-    probe = onnx.ModelProto()
-    probe.CopyFrom(model)
     names = list(dict.fromkeys(values))
-    for name in names:
-        probe.graph.output.append(helper.make_tensor_value_info(name, TensorProto.FLOAT, None))
-    options = ort.SessionOptions()
-    options.intra_op_num_threads = 1
-    session = ort.InferenceSession(probe.SerializeToString(), options, providers=["CPUExecutionProvider"])
     low = dict.fromkeys(names, 0.0)
     high = dict.fromkeys(names, 0.0)
-    for encoding in tokenizer.encode_batch(list(texts)):
-        outputs = session.run(names, {"input_ids": np.asarray(encoding.ids, dtype=np.int64)[None, :]})
+    for outputs in activations(model, names, tokenizer, texts):
         for name, value in zip(names, outputs, strict=True):
             low[name] = min(low[name], float(value.min()))
             high[name] = max(high[name], float(value.max()))
     return {name: (low[name], high[name]) for name in names}
 
 
+def quantised_matmuls(model: onnx.ModelProto, keep_float: Sequence[str]) -> list[onnx.NodeProto]:
+    """The weight MatMuls (second input an initializer) that are not kept in float."""
+    initializers = {tensor.name for tensor in model.graph.initializer}
+    skip = set(keep_float)
+    return [node for node in model.graph.node if node.op_type == "MatMul" and node.name not in skip and node.input[1] in initializers]
+
+
 def quantise_static(model: onnx.ModelProto, keep_float: Sequence[str], ranges: dict[str, tuple[float, float]]) -> onnx.ModelProto:
     """Every weight MatMul not in `keep_float` as QuantizeLinear (uint8, the input's calibrated scale and zero
     point) + com.microsoft `MatMulIntegerToFloat` (int8 weights, one symmetric scale per output channel)."""
     initializers = {tensor.name: tensor for tensor in model.graph.initializer}
-    skip = set(keep_float)
+    quantised = {node.name for node in quantised_matmuls(model, keep_float)}  # unique (build_fused_encoder)
     nodes: list[onnx.NodeProto] = []
     added: list[onnx.TensorProto] = []
     for node in model.graph.node:
-        if node.op_type != "MatMul" or node.name in skip or node.input[1] not in initializers:
+        if node.name not in quantised:
             nodes.append(node)
             continue
         weight = numpy_helper.to_array(initializers[node.input[1]])  # (in, out)
@@ -107,8 +106,7 @@ def quantise_static(model: onnx.ModelProto, keep_float: Sequence[str], ranges: d
 
 def build_static(weights: dict[str, np.ndarray], cfg: BertConfig, tokenizer: Tokenizer) -> bytes:
     model, keep_float = build_smoothed_encoder(weights, cfg, tokenizer, pooled=False)
-    quantised = [node for node in model.graph.node if node.op_type == "MatMul" and node.name not in set(keep_float)]
-    ranges = activation_ranges(model, [node.input[0] for node in quantised], tokenizer, calibration_texts())
+    ranges = activation_ranges(model, [node.input[0] for node in quantised_matmuls(model, keep_float)], tokenizer, calibration_texts())
     return table_as_input(quantise_static(model, keep_float, ranges), cfg).SerializeToString()
 
 

@@ -28,7 +28,7 @@ on one thread, so the build stays deterministic.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -64,21 +64,26 @@ def calibration_texts() -> list[str]:
     return [line for line in CALIBRATION_FILE.read_text(encoding="utf-8").splitlines() if line.strip()]
 
 
-def activation_peaks(model: onnx.ModelProto, inputs: Mapping[tuple[int, str], str], tokenizer: Tokenizer, texts: list[str]) -> dict[tuple[int, str], np.ndarray]:
-    """max |x_j| over every token of every text, per input channel j of each MatMul in `inputs` (key -> the
-    graph value the MatMul reads), with the fp32 `model` run one text at a time."""
+def activations(model: onnx.ModelProto, names: Sequence[str], tokenizer: Tokenizer, texts: Sequence[str]) -> Iterator[list[np.ndarray]]:
+    """The values of the graph values `names`, text by text, with the fp32 `model` run one text at a time on one
+    thread (so a build that calibrates on them stays deterministic)."""
     probe = onnx.ModelProto()
     probe.CopyFrom(model)
-    names = list(dict.fromkeys(inputs.values()))
     for name in names:
         probe.graph.output.append(helper.make_tensor_value_info(name, TensorProto.FLOAT, None))
     options = ort.SessionOptions()
     options.intra_op_num_threads = 1
     session = ort.InferenceSession(probe.SerializeToString(), options, providers=["CPUExecutionProvider"])
+    for encoding in tokenizer.encode_batch(list(texts)):
+        yield session.run(list(names), {"input_ids": np.asarray(encoding.ids, dtype=np.int64)[None, :]})
+
+
+def activation_peaks(model: onnx.ModelProto, inputs: Mapping[tuple[int, str], str], tokenizer: Tokenizer, texts: list[str]) -> dict[tuple[int, str], np.ndarray]:
+    """max |x_j| over every token of every text, per input channel j of each MatMul in `inputs` (key -> the
+    graph value the MatMul reads), with the fp32 `model` run one text at a time."""
+    names = list(dict.fromkeys(inputs.values()))
     peaks: dict[str, np.ndarray] = {}
-    for encoding in tokenizer.encode_batch(texts):
-        input_ids = np.asarray(encoding.ids, dtype=np.int64)[None, :]
-        values = session.run(names, {"input_ids": input_ids})
+    for values in activations(model, names, tokenizer, texts):
         for name, value in zip(names, values, strict=True):
             peak = np.abs(value.reshape(-1, value.shape[-1])).max(axis=0)
             peaks[name] = np.maximum(peaks[name], peak) if name in peaks else peak
