@@ -29,6 +29,7 @@ import pytest
 from multidict import CIMultiDict
 
 from ragtap.config import load_config
+from ragtap.proxy import upstream_http
 from ragtap.proxy.server import RagtapServer
 from ragtap.testing.upstream import INJECTION_MARKER, sse_bytes
 
@@ -492,11 +493,11 @@ async def test_dns_failure_gives_502_fast(embedder) -> None:
 
 
 async def test_hanging_resolver_is_bounded_by_the_connect_timeout(embedder, monkeypatch) -> None:
-    async def never(self, host, port=0, family=socket.AF_INET):  # type: ignore[no-untyped-def]
+    async def never(loop, host, port):  # type: ignore[no-untyped-def]
         await asyncio.sleep(30)
 
     async with rig_context(embedder, upstream_url="http://ragtap-upstream.invalid/v1") as rig:
-        monkeypatch.setattr(aiohttp.resolver.ThreadedResolver, "resolve", never)
+        monkeypatch.setattr(upstream_http, "lookup", never)
         results = await asyncio.gather(*[rig.call(*target(kind)) for kind in ("rag", "plain", "embeddings")])
         for result in results:
             assert_openai_error(result, 504, "upstream_timeout")
@@ -689,8 +690,7 @@ async def test_fault_storm_leaves_no_task_or_connection_behind(embedder) -> None
         assert rig.upstream.open_connections == 0
         assert _fds() <= fds_before, (_fds(), fds_before, sorted(os.readlink(f"/proc/self/fd/{fd}") for fd in os.listdir("/proc/self/fd")))
         assert len(asyncio.all_tasks()) <= tasks_before, [t.get_name() + " " + repr(t.get_coro()) for t in asyncio.all_tasks()]
-        connector = rig.server.state.upstream._session.connector  # type: ignore[union-attr]
-        assert not getattr(connector, "_acquired", set()), "connections acquired from ragtap's pool and never released"
+        assert rig.server.state.upstream.connections_in_use == 0, "connections acquired from ragtap's pool and never released"
         await rig.collector.wait_until(lambda: len(rig.collector.finished) >= 200, 10, "exchange records")
 
 

@@ -17,7 +17,6 @@ from dataclasses import dataclass, field
 from time import perf_counter as now
 from typing import Any
 
-import aiohttp
 from aiohttp import web
 
 from ragtap.exchange import ExchangeRecord, note_usage
@@ -26,6 +25,7 @@ from ragtap.proxy.exchange_path import (
     parse_object, pump_events,
 )
 from ragtap.proxy.sse import DONE_EVENT, encode_event
+from ragtap.proxy.upstream_http import UpstreamResponse
 from ragtap.split.stream import AnswerStreamExtractor, REPLY_TOO_LARGE, StreamResult
 
 
@@ -191,7 +191,7 @@ class _InjectedRelay:
         return StreamOutcome(result.answer, result.supporting, REPLY_TOO_LARGE if self.unheld else result.unscored_reason)
 
 
-async def relay_injected(exchange: Exchange, upstream: aiohttp.ClientResponse, *, forward_usage: bool) -> tuple[web.StreamResponse, StreamOutcome]:
+async def relay_injected(exchange: Exchange, upstream: UpstreamResponse, *, forward_usage: bool) -> tuple[web.StreamResponse, StreamOutcome]:
     record = exchange.record
     out = await open_stream(exchange.request, upstream)
     extractor = AnswerStreamExtractor(exchange.state.config.replies.max_kept_chars)
@@ -206,7 +206,7 @@ async def relay_injected(exchange: Exchange, upstream: aiohttp.ClientResponse, *
     return out, broken_off(record, relay.outcome())
 
 
-async def relay_observed(exchange: Exchange, upstream: aiohttp.ClientResponse) -> tuple[web.StreamResponse, StreamOutcome]:
+async def relay_observed(exchange: Exchange, upstream: UpstreamResponse) -> tuple[web.StreamResponse, StreamOutcome]:
     """Forward the upstream's SSE bytes untouched; read the first choice's content from a copy for scoring (at most
     `max_kept_chars` of it: beyond, the bytes are still forwarded, nothing more is kept, and it is not scored)."""
     record = exchange.record

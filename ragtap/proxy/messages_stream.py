@@ -13,13 +13,13 @@ from __future__ import annotations
 from time import perf_counter as now
 from typing import Any
 
-import aiohttp
 from aiohttp import web
 
 from ragtap.exchange import ExchangeRecord, note_anthropic_usage
 from ragtap.proxy.exchange_path import (
     INCOMPLETE, Exchange, KeptText, StreamOutcome, TypedShape, broken_off, copy_events, open_stream, parse_object, relay_typed,
 )
+from ragtap.proxy.upstream_http import UpstreamResponse
 from ragtap.split.messages import NO_CITATIONS, CitedSpans
 from ragtap.split.messages_stream import MessagesStreamSplitter
 from ragtap.split.stream import REPLY_TOO_LARGE
@@ -63,7 +63,7 @@ _SHAPE = TypedShape(_note_event, _carries_text, text_before_error=True, ends=fro
                     no_text=frozenset({"message_start", "content_block_stop", "message_delta", "message_stop", "ping"}))
 
 
-async def relay_messages_injected(exchange: Exchange, upstream: aiohttp.ClientResponse) -> tuple[web.StreamResponse, StreamOutcome]:
+async def relay_messages_injected(exchange: Exchange, upstream: UpstreamResponse) -> tuple[web.StreamResponse, StreamOutcome]:
     max_kept = exchange.state.config.replies.max_kept_chars
     return await relay_typed(exchange, upstream, lambda text_filter: MessagesStreamSplitter(max_kept, text_filter), _SHAPE)
 
@@ -103,7 +103,7 @@ class _TextCollector:
                 self.spans.add(delta.get("citation"))
 
 
-async def relay_messages_observed(exchange: Exchange, upstream: aiohttp.ClientResponse, *, cited: bool) -> tuple[web.StreamResponse, StreamOutcome]:
+async def relay_messages_observed(exchange: Exchange, upstream: UpstreamResponse, *, cited: bool) -> tuple[web.StreamResponse, StreamOutcome]:
     """Forward the upstream's SSE bytes untouched; read the answer (and, with `cited`, the cited spans as the
     supporting content) from a copy for scoring."""
     record = exchange.record

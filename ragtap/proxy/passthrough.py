@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 
-import aiohttp
 from aiohttp import web
 from time import perf_counter as _now
 
@@ -12,12 +11,13 @@ from ragtap.exchange import ExchangeRecord
 from ragtap.proxy.errors import BadPath, UpstreamUnavailable, failure_response
 from ragtap.proxy.state import STATE, ProxyState
 from ragtap.proxy.upstream import forward_target, request_headers, response_headers
+from ragtap.proxy.upstream_http import UPSTREAM_BROKE, UpstreamResponse
 
 _READ_WHOLE_LIMIT = 1 << 20  # bodies up to 1 MiB with a known length are read at once (one write, fewer syscalls)
 
 
 async def relay_response(
-    request: web.Request, upstream: aiohttp.ClientResponse, record: ExchangeRecord, *, decompressed: bool = False, prefix: bytes | None = None
+    request: web.Request, upstream: UpstreamResponse, record: ExchangeRecord, *, decompressed: bool = False, prefix: bytes | None = None
 ) -> web.StreamResponse:
     """Return the upstream's response unchanged: status, headers, body bytes (compressed or not).
 
@@ -43,7 +43,7 @@ async def relay_response(
         except ConnectionResetError:  # the app went away: stop reading the upstream
             record.outcome = "incomplete"
             return out
-        except (aiohttp.ClientPayloadError, aiohttp.ClientConnectionError, TimeoutError):
+        except UPSTREAM_BROKE:
             record.outcome = "upstream_error"
             if "text/event-stream" not in upstream.headers.get("Content-Type", "") and request.transport is not None:
                 # A body that is not an event stream (JSON, a file) must not reach the app looking complete: its
@@ -56,7 +56,7 @@ async def relay_response(
         await out.write_eof()
         record.finished_at = _now()
         return out
-    except (aiohttp.ClientPayloadError, aiohttp.ClientConnectionError, TimeoutError) as error:
+    except UPSTREAM_BROKE as error:
         # Nothing was sent yet: the upstream broke off while we were reading a body of known length.
         raise UpstreamUnavailable.from_broken_body(error) from error
     finally:

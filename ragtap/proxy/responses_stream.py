@@ -12,13 +12,13 @@ from __future__ import annotations
 from time import perf_counter as now
 from typing import Any
 
-import aiohttp
 from aiohttp import web
 
 from ragtap.exchange import ExchangeRecord, note_usage
 from ragtap.proxy.exchange_path import (
     INCOMPLETE, Exchange, KeptText, StreamOutcome, TypedShape, broken_off, copy_events, open_stream, parse_object, relay_typed,
 )
+from ragtap.proxy.upstream_http import UpstreamResponse
 from ragtap.split.responses import ClientEcho, was_truncated
 from ragtap.split.responses_stream import ResponsesStreamSplitter
 from ragtap.split.stream import REPLY_TOO_LARGE
@@ -71,7 +71,7 @@ def _carries_text(event: dict[str, Any]) -> bool:
 _SHAPE = TypedShape(_note_event, _carries_text, ends=_FINAL_EVENTS | {"error"}, no_text=_NO_TEXT)
 
 
-async def relay_responses_injected(exchange: Exchange, upstream: aiohttp.ClientResponse, echo: ClientEcho, *,
+async def relay_responses_injected(exchange: Exchange, upstream: UpstreamResponse, echo: ClientEcho, *,
                                    only_ours: bool = False) -> tuple[web.StreamResponse, StreamOutcome]:
     """`only_ours`: a follow-up turn ragtap did not inject, split only when the model wrote ragtap's own object."""
     max_kept = exchange.state.config.replies.max_kept_chars
@@ -124,7 +124,7 @@ class _TextCollector:
         return self.parts.text() if self.item_id is not None else None
 
 
-async def relay_responses_observed(exchange: Exchange, upstream: aiohttp.ClientResponse) -> tuple[web.StreamResponse, StreamOutcome, dict[str, Any] | None]:
+async def relay_responses_observed(exchange: Exchange, upstream: UpstreamResponse) -> tuple[web.StreamResponse, StreamOutcome, dict[str, Any] | None]:
     """Forward the upstream's SSE bytes untouched; read the answer (and the final response object, where a hosted
     file search left its results) from a copy for scoring."""
     record = exchange.record

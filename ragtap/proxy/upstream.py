@@ -1,23 +1,20 @@
-"""The client side: one pooled keep-alive session to the upstream, URL mapping and header hygiene."""
+"""The client side: the one upstream (pooled keep-alive connections: `upstream_http`), URL mapping and header hygiene."""
 
 from __future__ import annotations
 
-import asyncio
 import re
-import socket
 from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import lru_cache
 from urllib.parse import urlsplit
 
-import aiohttp
-import yarl
 from multidict import CIMultiDict, CIMultiDictProxy, istr
 
 from ragtap.proxy.errors import BadPath, UpstreamUnavailable, openai_error
+from ragtap.proxy.upstream_http import HttpClient, UpstreamBroke, UpstreamDisconnected, UpstreamResponse
 
 # Hop-by-hop headers (RFC 9110 §7.6.1; Proxy-Connection is the pre-standard one clients still send) and the ones
-# aiohttp computes itself are never copied across; neither is any header the Connection header names.
+# the client computes itself (Host, Content-Length) are never copied across; neither is any header the Connection header names.
 _HOP_BY_HOP = frozenset(
     h.lower()
     for h in (
@@ -80,7 +77,7 @@ def request_headers(incoming: Mapping[str, str], *, identity_encoding: bool) -> 
     """
     out = _copy(incoming, _NOT_FORWARDED_READ if identity_encoding else _NOT_FORWARDED)
     if identity_encoding:
-        # Say so explicitly: without the header aiohttp adds its default "gzip, deflate" and the upstream compresses.
+        # Say so explicitly: an upstream may compress for a request that names no encoding (RFC 9110 §12.5.3).
         out["Accept-Encoding"] = "identity"
     return out
 
@@ -95,97 +92,76 @@ class UpstreamTarget:
     base_url: str  # e.g. "https://api.openai.com/v1", no trailing slash
     host: str
     port: int
+    tls: bool = False
+    base_path: str = ""  # the base URL's path, e.g. "/v1"; "" for none
 
     @classmethod
     def parse(cls, base_url: str) -> UpstreamTarget:
         parts = urlsplit(base_url.rstrip("/"))
         if parts.scheme not in ("http", "https") or not parts.hostname:
             raise ValueError(f"upstream must be an http(s) URL, got {base_url!r}")
-        port = parts.port or (443 if parts.scheme == "https" else 80)
-        return cls(base_url.rstrip("/"), parts.hostname, port)
+        if parts.query or parts.fragment:
+            raise ValueError(f"the upstream URL must not carry a query or a fragment, got {base_url!r}")
+        tls = parts.scheme == "https"
+        port = parts.port or (443 if tls else 80)
+        return cls(base_url.rstrip("/"), parts.hostname, port, tls, parts.path)
 
-    def url_for(self, raw_path: str) -> yarl.URL:
-        """Map the app's path onto the upstream base: "/v1/chat/completions" -> base + "/chat/completions".
+    def target_for(self, raw_path: str) -> str:
+        """Map the app's path onto the upstream base: "/v1/chat/completions" -> base path + "/chat/completions".
 
         `raw_path` is the request target as the app sent it, still percent-encoded, query included (see
         `forward_target`): it is passed on encoded, so "%3F" stays part of the path and never becomes a query."""
-        return _upstream_url(self.base_url, raw_path)
+        return _upstream_target(self.base_path, raw_path)
 
 
-@lru_cache(maxsize=256)  # URLs are immutable; an app calls a handful of paths (queries make more: bounded)
-def _upstream_url(base_url: str, raw_path: str) -> yarl.URL:
+@lru_cache(maxsize=256)  # an app calls a handful of paths (queries make more: bounded)
+def _upstream_target(base_path: str, raw_path: str) -> str:
     path, sep, query = raw_path.partition("?")
     if path == "/v1" or path.startswith("/v1/"):
         path = path[3:]
-    return yarl.URL(f"{base_url}{path}{sep}{query}", encoded=True)
-
-
-class _BoundedResolver(aiohttp.abc.AbstractResolver):
-    """aiohttp's default resolver with each lookup bounded by the connect timeout.  The session's `sock_connect`
-    bounds only the TCP connect; without this a resolver that never answers would hold a request forever.  A
-    lookup that times out surfaces as a TimeoutError (the app gets 504), a failed one as a DNS error (502)."""
-
-    def __init__(self, timeout: float) -> None:
-        self._inner = aiohttp.resolver.DefaultResolver()
-        self._timeout = timeout
-
-    async def resolve(self, host: str, port: int = 0, family: socket.AddressFamily = socket.AF_INET) -> list[aiohttp.abc.ResolveResult]:
-        async with asyncio.timeout(self._timeout):
-            return await self._inner.resolve(host, port, family)
-
-    async def close(self) -> None:
-        await self._inner.close()
+    return f"{base_path}{path}{sep}{query}" or "/"
 
 
 class Upstream:
+    """The one upstream: requests sent on pooled keep-alive connections (`upstream_http`), failures mapped to the
+    OpenAI-shaped errors the app receives."""
+
     def __init__(
         self, target: UpstreamTarget, *, connect_timeout: float, read_timeout: float, max_connections: int, keepalive: float = 4.0
     ) -> None:
         self.target = target
-        self._timeout = aiohttp.ClientTimeout(total=None, sock_connect=connect_timeout, sock_read=read_timeout)
-        self._connect_timeout = connect_timeout
-        self._keepalive = keepalive
-        self._max_connections = max_connections
-        self._session: aiohttp.ClientSession | None = None
+        self._settings = {"connect_timeout": connect_timeout, "read_timeout": read_timeout, "keepalive": keepalive, "limit": max_connections}
+        self._client: HttpClient | None = None
 
     async def start(self) -> None:
-        connector = aiohttp.TCPConnector(
-            limit=self._max_connections, keepalive_timeout=self._keepalive, ttl_dns_cache=300, resolver=_BoundedResolver(self._connect_timeout)
-        )
-        # auto_decompress is chosen per request: passthrough bodies stay compressed, bytes in = bytes out.
-        # No cookie jar: cookies one upstream reply sets (e.g. a CDN's) must not ride along on other apps' requests.
-        self._session = aiohttp.ClientSession(
-            connector=connector, timeout=self._timeout, auto_decompress=False, cookie_jar=aiohttp.DummyCookieJar()
-        )
+        self._client = HttpClient(self.target.host, self.target.port, tls=self.target.tls, **self._settings)
+
+    @property
+    def connections_in_use(self) -> int:
+        """Pooled connections handed to a request and not given back yet (0 when idle: none leaked)."""
+        return self._client.connections_in_use if self._client is not None else 0
 
     async def close(self) -> None:
-        if self._session is not None:
-            await self._session.close()
-            self._session = None
+        if self._client is not None:
+            await self._client.close()
+            self._client = None
 
-    async def send(self, method: str, raw_path: str, headers: CIMultiDict[str], body: bytes, *, decompress: bool) -> aiohttp.ClientResponse:
+    async def send(self, method: str, raw_path: str, headers: CIMultiDict[str], body: bytes, *, decompress: bool) -> UpstreamResponse:
         """Send a request and return the response with its headers read (the body is the caller's to read)."""
-        assert self._session is not None, "Upstream.start() was not awaited"
+        assert self._client is not None, "Upstream.start() was not awaited"
         try:
-            return await self._session.request(
-                method,
-                self.target.url_for(raw_path),
-                headers=headers,
-                data=body,
-                auto_decompress=decompress,
-                allow_redirects=False,
-            )
-        except asyncio.TimeoutError as error:
+            return await self._client.send(method, self.target.target_for(raw_path), headers, body, decompress=decompress)
+        except TimeoutError as error:
             raise UpstreamUnavailable(
                 openai_error(504, "ragtap: the upstream did not answer in time", type_="upstream_error", code="upstream_timeout"),
                 "timeout",
             ) from error
-        except (aiohttp.ClientConnectorError, aiohttp.ClientOSError, aiohttp.ServerDisconnectedError, socket.gaierror) as error:
+        except (OSError, UpstreamDisconnected) as error:  # refused, reset, unresolvable, TLS, closed before answering
             raise UpstreamUnavailable(
                 openai_error(502, f"ragtap: cannot reach the upstream ({type(error).__name__})", type_="upstream_error", code="upstream_unreachable"),
                 type(error).__name__,
             ) from error
-        except aiohttp.ClientError as error:
+        except (UpstreamBroke, ValueError) as error:  # not HTTP, or a header ragtap cannot write
             raise UpstreamUnavailable(
                 openai_error(502, f"ragtap: upstream request failed ({type(error).__name__})", type_="upstream_error", code="upstream_error"),
                 type(error).__name__,

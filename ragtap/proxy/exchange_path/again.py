@@ -12,12 +12,11 @@ from __future__ import annotations
 import logging
 from typing import Any
 
-import aiohttp
-
 from ragtap.exchange import ExchangeRecord, note_usage
 from ragtap.proxy.errors import UpstreamUnavailable
 from ragtap.proxy.exchange_path.read import Exchange, dumps, parse_object
 from ragtap.proxy.upstream import forward_target, request_headers
+from ragtap.proxy.upstream_http import UPSTREAM_BROKE
 
 log = logging.getLogger("ragtap.proxy")
 
@@ -46,7 +45,7 @@ async def send_again(exchange: Exchange, body: dict[str, Any]) -> dict[str, Any]
             if size > limit:
                 return None
             parts.append(chunk)
-    except (aiohttp.ClientPayloadError, aiohttp.ClientConnectionError, TimeoutError) as error:
+    except UPSTREAM_BROKE as error:
         log.info("guard retry: the reply broke off (%s)", type(error).__name__)
         return None
     finally:

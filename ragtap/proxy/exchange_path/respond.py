@@ -9,7 +9,6 @@ import asyncio
 from collections.abc import Awaitable, Callable
 from time import perf_counter as now
 
-import aiohttp
 from aiohttp import web
 
 from ragtap.exchange import ExchangeRecord
@@ -18,6 +17,7 @@ from ragtap.proxy.exchange_path.handoff import after_response, score_later
 from ragtap.proxy.exchange_path.read import Exchange
 from ragtap.proxy.exchange_path.streams import StreamOutcome
 from ragtap.proxy.passthrough import relay_response
+from ragtap.proxy.upstream_http import UPSTREAM_BROKE, UpstreamResponse
 from ragtap.split.stream import REPLY_TOO_LARGE
 
 
@@ -49,7 +49,7 @@ async def respond(exchange: Exchange, route: Awaitable[web.StreamResponse]) -> w
 StreamRelay = Callable[[], Awaitable[tuple[web.StreamResponse, StreamOutcome]]]
 
 
-async def read_reply(exchange: Exchange, upstream: aiohttp.ClientResponse, stream_relay: StreamRelay | None) -> web.StreamResponse | bytes:
+async def read_reply(exchange: Exchange, upstream: UpstreamResponse, stream_relay: StreamRelay | None) -> web.StreamResponse | bytes:
     """The reply to a request ragtap reads, up to where a shape's own work starts: the upstream's own error relayed
     unchanged; an event stream relayed by `stream_relay` (when the request asked for one) and handed to scoring; a
     body too large to hold relayed unchanged (unscored); else the whole body, for the shape to split or read."""
@@ -75,7 +75,7 @@ class TooLarge:
         self.prefix = prefix
 
 
-async def read_bounded(upstream: aiohttp.ClientResponse, record: ExchangeRecord, limit: int) -> bytes | TooLarge:
+async def read_bounded(upstream: UpstreamResponse, record: ExchangeRecord, limit: int) -> bytes | TooLarge:
     """The whole reply body if it is at most `limit` bytes; else what was read so far, the rest left unread (the
     caller relays it).  A body that breaks off or stalls is UpstreamUnavailable (502 / 504: nothing was sent yet)."""
     if upstream.content_length is not None and upstream.content_length > limit:
@@ -88,7 +88,7 @@ async def read_bounded(upstream: aiohttp.ClientResponse, record: ExchangeRecord,
             size += len(chunk)
             if size > limit:
                 return TooLarge(b"".join(parts))
-    except (aiohttp.ClientPayloadError, aiohttp.ClientConnectionError, TimeoutError) as error:
+    except UPSTREAM_BROKE as error:
         upstream.release()
         record.upstream_done_at = now()
         raise UpstreamUnavailable.from_broken_body(error) from error
@@ -97,7 +97,7 @@ async def read_bounded(upstream: aiohttp.ClientResponse, record: ExchangeRecord,
     return b"".join(parts)
 
 
-async def relay_too_large(exchange: Exchange, upstream: aiohttp.ClientResponse, too_large: TooLarge, *, scored: bool) -> web.StreamResponse:
+async def relay_too_large(exchange: Exchange, upstream: UpstreamResponse, too_large: TooLarge, *, scored: bool) -> web.StreamResponse:
     """A reply too large to hold: the app gets the upstream's bytes unchanged, streamed through; when `scored`
     (a RAG reply), it is handed to scoring as unscored (`reply_too_large`)."""
     prefix, too_large.prefix = too_large.prefix, b""

@@ -10,7 +10,6 @@ from collections.abc import Awaitable, Callable
 from time import perf_counter as now
 from typing import Any
 
-import aiohttp
 from aiohttp import web
 
 from ragtap.proxy.errors import UpstreamUnavailable, openai_error
@@ -18,9 +17,10 @@ from ragtap.proxy.exchange_path.read import Exchange, request_bytes
 from ragtap.proxy.exchange_path.respond import TooLarge, read_bounded, relay_too_large
 from ragtap.proxy.passthrough import forward_unchanged, relay_response
 from ragtap.proxy.upstream import forward_target, request_headers, response_headers
+from ragtap.proxy.upstream_http import UpstreamResponse
 
 
-async def send_json(exchange: Exchange, body: bytes) -> aiohttp.ClientResponse:
+async def send_json(exchange: Exchange, body: bytes) -> UpstreamResponse:
     """Forward a body ragtap will read: uncompressed, so the reply can be parsed."""
     request, record = exchange.request, exchange.record
     record.upstream_sent_at = now()
@@ -45,8 +45,8 @@ async def forward_json(exchange: Exchange, body: dict[str, Any]) -> web.StreamRe
 
 
 async def retry_without_json_mode(
-    exchange: Exchange, upstream: aiohttp.ClientResponse, rejects: Callable[[bytes], bool], resend: Callable[[], Awaitable[aiohttp.ClientResponse]],
-) -> aiohttp.ClientResponse | web.StreamResponse:
+    exchange: Exchange, upstream: UpstreamResponse, rejects: Callable[[bytes], bool], resend: Callable[[], Awaitable[UpstreamResponse]],
+) -> UpstreamResponse | web.StreamResponse:
     """Some OpenAI-compatible servers reject the JSON mode ragtap asked for with a 400 naming it: ask again
     without it, once (`resend`).  Any other 400 is the app's answer, unchanged."""
     record = exchange.record

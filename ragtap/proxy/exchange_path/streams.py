@@ -14,7 +14,6 @@ from dataclasses import dataclass
 from time import perf_counter as now
 from typing import Any, Protocol
 
-import aiohttp
 from aiohttp import web
 
 from ragtap.exchange import ExchangeRecord
@@ -22,11 +21,11 @@ from ragtap.proxy.exchange_path.read import Exchange, parse_object
 from ragtap.proxy.exchange_path.seams import AnswerGate, abandon_gate, open_gate
 from ragtap.proxy.sse import MAX_LINE_BYTES, Comment, SSEDecoder, Unheld, encode_event, encode_typed
 from ragtap.proxy.upstream import response_headers
+from ragtap.proxy.upstream_http import UPSTREAM_BROKE, UpstreamResponse
 from ragtap.split.stream import REPLY_TOO_LARGE, AnswerStreamExtractor, StreamResult
 from ragtap.split.text_pieces import TextPieces
 
 # What a broken or stalled upstream stream raises while it is read.
-UPSTREAM_BROKE = (aiohttp.ClientPayloadError, aiohttp.ClientConnectionError, TimeoutError)
 # An SSE comment (ignored by SSE clients) sent while the upstream is busy but nothing is for the app to see.
 KEEPALIVE = b": ragtap keep-alive\n\n"
 KEEPALIVE_AFTER_S = 1.0
@@ -44,7 +43,7 @@ class StreamOutcome:
 INCOMPLETE = StreamOutcome("", None, "incomplete")  # the app went away: nothing to score (never mutated)
 
 
-async def open_stream(request: web.Request, upstream: aiohttp.ClientResponse) -> web.StreamResponse:
+async def open_stream(request: web.Request, upstream: UpstreamResponse) -> web.StreamResponse:
     """The app's event stream, with the upstream's status and headers (minus what the rewrite invalidates)."""
     headers = response_headers(upstream.headers, body_rewritten=True)
     # Proxies in front of ragtap (nginx) must not buffer the stream either.
@@ -102,7 +101,7 @@ class EventRelay(Protocol):
 
 
 async def pump_events(
-    out: web.StreamResponse, upstream: aiohttp.ClientResponse, record: ExchangeRecord, relay: EventRelay, *,
+    out: web.StreamResponse, upstream: UpstreamResponse, record: ExchangeRecord, relay: EventRelay, *,
     flush_first_token: bool = False, max_event_bytes: int = MAX_LINE_BYTES,
 ) -> bool:
     """Relay an injected SSE stream through `relay`: one write per network read (with `flush_first_token`, the
@@ -157,7 +156,7 @@ async def _relay_items(items: list[bytes | Unheld], relay: EventRelay, record: E
             await relay.flush()
 
 
-async def copy_events(out: web.StreamResponse, upstream: aiohttp.ClientResponse, record: ExchangeRecord, on_payload: Callable[[bytes], None],
+async def copy_events(out: web.StreamResponse, upstream: UpstreamResponse, record: ExchangeRecord, on_payload: Callable[[bytes], None],
                       on_unheld: Callable[[str | None], None] = lambda event_type: None, *, max_event_bytes: int = MAX_LINE_BYTES) -> bool:
     """Forward the upstream's SSE bytes untouched (comments included) and hand each payload to `on_payload` (a
     copy, read for scoring; an event over `max_event_bytes` is forwarded but not read: its type to `on_unheld`).
@@ -345,7 +344,7 @@ def _gate_filter(gate: AnswerGate | None, extractor: Callable[[], AnswerStreamEx
 
 
 async def relay_typed(
-    exchange: Exchange, upstream: aiohttp.ClientResponse, make_splitter: Callable[[Callable[[str], str] | None], TypedSplitter], shape: TypedShape,
+    exchange: Exchange, upstream: UpstreamResponse, make_splitter: Callable[[Callable[[str], str] | None], TypedSplitter], shape: TypedShape,
 ) -> tuple[web.StreamResponse, StreamOutcome]:
     """Relay an injected typed-event stream through the splitter `make_splitter` builds (given the answer gate's
     `feed`, when a gate is open); what it leaves for scoring."""
