@@ -1,15 +1,17 @@
 """The upstream client's wire: HTTP/1.1 on pooled keep-alive connections to the one upstream, parsed by httptools.
 
 ragtap talks to exactly one origin, always with a body already in memory, never follows a redirect, keeps no
-cookies and uses no proxy from the environment.  aiohttp's general client spent ~61 us of CPU per request at c=32
+cookies and uses no proxy from the environment.  aiohttp's general client spent ~62 us of CPU per request at c=32
 on that (the request object, the connector, a write task, the payload machinery, a timer per read); this one
-spends ~12 us (bench/upstream_client.py), which on one core is ~20% of a RAG request's CPU.
+spends ~20 us (bench/upstream_client.py).  Through ragtap at c=32 the whole request's CPU fell by ~80 us (a RAG
+request 277 -> 194 us, docs/benchmarks.md "Request path, sixth round").
 
 What it does, as aiohttp's client did for ragtap:
 - a pool of at most `limit` connections, the most recently used reused first, idle ones closed after
-  `keepalive_s`, one that the upstream closed never reused;
-- `connect_timeout_s` bounds name resolution, the TCP connect and the TLS handshake together; `read_timeout_s`
-  bounds every wait for the upstream's bytes (headers or body), counted from the request or the last bytes;
+  `keepalive` seconds, one that the upstream closed never reused;
+- `connect_timeout` bounds name resolution, the TCP connect and the TLS handshake together; `read_timeout` bounds
+  every wait for the upstream's bytes (headers or body), counted from the request or the last bytes, and the wait
+  for a free connection;
 - bodies of any framing (Content-Length, chunked, to the close), 1xx interim responses skipped, HEAD answered
   without a body; gzip and deflate decoded when asked (`decompress=True`), other encodings left as they are;
 - a response body is buffered up to `_PAUSE_AT` bytes, then the socket stops being read until the caller catches
@@ -22,6 +24,7 @@ from __future__ import annotations
 
 import asyncio
 import collections
+import contextlib
 import ipaddress
 import socket
 import ssl
@@ -64,21 +67,24 @@ UPSTREAM_BROKE: Final = (UpstreamBroke, TimeoutError)
 class _Decoder:
     """gzip / deflate bodies decoded as they arrive (deflate: zlib-wrapped, or raw as some servers send it)."""
 
-    __slots__ = ("_inner", "_raw_fallback")
+    __slots__ = ("_encoding", "_inner", "_raw_fallback")
 
     def __init__(self, encoding: str) -> None:
-        self._raw_fallback = encoding == "deflate"
+        self._encoding = encoding
+        self._raw_fallback = encoding == "deflate"  # until the first bytes decoded
         self._inner = zlib.decompressobj(16 + zlib.MAX_WBITS if encoding != "deflate" else zlib.MAX_WBITS)
 
     def decode(self, data: bytes) -> bytes:
         try:
-            return self._inner.decompress(data)
+            decoded = self._inner.decompress(data)
         except zlib.error as error:
             if self._raw_fallback:  # the first bytes had no zlib header: a raw deflate stream
                 self._raw_fallback = False
                 self._inner = zlib.decompressobj(-zlib.MAX_WBITS)
                 return self.decode(data)
-            raise MalformedResponse(f"the {'deflate' if self._raw_fallback else 'gzip'} body does not decode: {error}") from error
+            raise MalformedResponse(f"the {self._encoding} body does not decode: {error}") from error
+        self._raw_fallback = False
+        return decoded
 
     def flush(self) -> bytes:
         return self._inner.flush()
@@ -153,7 +159,8 @@ class UpstreamResponse:
 
     def __del__(self) -> None:  # a caller that dropped the response without releasing it must not leak a pool slot
         if self._conn is not None:
-            self._conn.finish(reuse=False)
+            with contextlib.suppress(RuntimeError):  # (the loop already closed, at exit: nothing left to give back to)
+                self._conn.finish(reuse=False)
 
 
 class _Connection(asyncio.Protocol):
@@ -230,11 +237,7 @@ class _Connection(asyncio.Protocol):
         self._header_bytes += len(name) + len(value)
         if self._header_bytes > _HEADER_BYTES_LIMIT:
             raise MalformedResponse(f"response headers over {_HEADER_BYTES_LIMIT} bytes")
-        if self._raw_headers and not name and value:  # (httptools may split one value across two calls)
-            last_name, last_value = self._raw_headers[-1]
-            self._raw_headers[-1] = (last_name, last_value + value)
-        else:
-            self._raw_headers.append((name, value))
+        self._raw_headers.append((name, value))  # (httptools hands over each header whole)
 
     def on_headers_complete(self) -> None:
         status = self._parser.get_status_code()
@@ -561,14 +564,17 @@ class HttpClient:
 
     def _request_bytes(self, method: str, target: str, headers: CIMultiDict[str], body: bytes) -> bytes:
         lines = [f"{method} {target} HTTP/1.1\r\nHost: {self._host_header}\r\n"]
-        for name, value in headers.items():
-            if "\r" in value or "\n" in value or "\r" in name or "\n" in name:
-                raise ValueError(f"header {name!r} holds a line break")
-            lines.append(f"{name}: {value}\r\n")
+        lines += [f"{name}: {value}\r\n" for name, value in headers.items()]
         if body or method in _BODY_METHODS:
             lines.append(f"Content-Length: {len(body)}\r\n")
         lines.append("\r\n")
-        return "".join(lines).encode("utf-8", "surrogateescape") + body
+        head = "".join(lines)
+        # Each line ends in the one CRLF written above: any other CR or LF came inside a name or a value (a header
+        # injection), which no header aiohttp's server parsed can hold, but a header ragtap adds might.
+        if head.count("\n") != len(lines) + 1 or head.count("\r") != len(lines) + 1:
+            bad = next((name for name, value in headers.items() if any(c in name + value for c in "\r\n")), "?")
+            raise ValueError(f"header {bad!r} holds a line break")
+        return head.encode("utf-8", "surrogateescape") + body
 
     @property
     def connections_in_use(self) -> int:
