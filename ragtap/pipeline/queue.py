@@ -27,19 +27,29 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("ragtap.scoring")
 
-# The embedding thread's nice value.  On a busy core the OS then runs the event loop first and scoring gets
-# the idle time: when requests outrun scoring, the queue fills and sheds load instead of slowing requests.
+# The embedding thread yields its core to the event loop.  Linux: SCHED_IDLE, i.e. it runs only when the core has
+# nothing else to run; so requests come first, scoring gets the idle time, and when requests saturate the core the
+# queue fills and sheds instead of slowing them.  Where SCHED_IDLE is refused, nice 19, which still lets the thread
+# take ~1.5% of a saturated core, in slices that cost the event loop ~4% of its throughput at c=32 (refilled caches,
+# GIL hand-offs; docs/benchmarks.md "Request path, sixth round").
 EMBED_THREAD_NICE = 19
 
 
 def _lower_thread_priority() -> None:
-    """Runs once, in the embedding thread.  Linux only: there `setpriority` on a thread id affects that thread
-    alone (elsewhere the id would be taken for a process id, so nothing is done)."""
-    if sys.platform.startswith("linux"):
-        try:
-            os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), EMBED_THREAD_NICE)
-        except OSError:  # not permitted (a sandbox): scoring still runs, at the normal priority
-            pass
+    """Runs once, in the embedding thread (threads it starts inherit its policy).  Linux only: there the calls take
+    a thread id and affect that thread alone (elsewhere the id would be taken for a process id, so nothing is done)."""
+    if not sys.platform.startswith("linux"):
+        return
+    thread = threading.get_native_id()
+    try:
+        os.sched_setscheduler(thread, os.SCHED_IDLE, os.sched_param(0))
+        return
+    except OSError:  # refused (a seccomp profile): the nice value instead
+        pass
+    try:
+        os.setpriority(os.PRIO_PROCESS, thread, EMBED_THREAD_NICE)
+    except OSError:  # not permitted (a sandbox): scoring still runs, at the normal priority
+        pass
 
 
 class ScoringQueue:
