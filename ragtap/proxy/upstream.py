@@ -130,11 +130,17 @@ class Upstream:
         self, target: UpstreamTarget, *, connect_timeout: float, read_timeout: float, max_connections: int, keepalive: float = 4.0
     ) -> None:
         self.target = target
-        self._settings = {"connect_timeout": connect_timeout, "read_timeout": read_timeout, "keepalive": keepalive, "limit": max_connections}
+        self._connect_timeout = connect_timeout
+        self._read_timeout = read_timeout
+        self._keepalive = keepalive
+        self._max_connections = max_connections
         self._client: HttpClient | None = None
 
-    async def start(self) -> None:
-        self._client = HttpClient(self.target.host, self.target.port, tls=self.target.tls, **self._settings)
+    async def start(self) -> None:  # (the pool belongs to the running loop: made here, not in __init__)
+        self._client = HttpClient(
+            self.target.host, self.target.port, tls=self.target.tls, connect_timeout=self._connect_timeout, read_timeout=self._read_timeout,
+            keepalive=self._keepalive, limit=self._max_connections,
+        )
 
     @property
     def connections_in_use(self) -> int:

@@ -25,7 +25,6 @@ from ragtap.proxy.upstream_http import UPSTREAM_BROKE, UpstreamResponse
 from ragtap.split.stream import REPLY_TOO_LARGE, AnswerStreamExtractor, StreamResult
 from ragtap.split.text_pieces import TextPieces
 
-# What a broken or stalled upstream stream raises while it is read.
 # An SSE comment (ignored by SSE clients) sent while the upstream is busy but nothing is for the app to see.
 KEEPALIVE = b": ragtap keep-alive\n\n"
 KEEPALIVE_AFTER_S = 1.0
