@@ -453,6 +453,10 @@ class ConnectionPool:
             try:
                 async with asyncio.timeout(self._wait_timeout):
                     await waiter  # a connection was given back or closed: look again
+            except BaseException:  # timed out or cancelled: a wake-up this request was given goes to the next one
+                if waiter.done() and not waiter.cancelled():
+                    self._wake_one()
+                raise
             finally:
                 if waiter in self._waiters:
                     self._waiters.remove(waiter)
