@@ -120,7 +120,7 @@ async def test_a_chunked_body_arrives_piece_by_piece_as_the_upstream_sends_it() 
     async with ScriptedServer(chunked) as server:
         http = client(server.port)
         response = await http.send("POST", "/v1/chat/completions", CIMultiDict(), b"{}", decompress=False)
-        pieces = response.content.iter_any()
+        pieces = response.iter_any()
         assert await asyncio.wait_for(anext(pieces), 2) == b"first"  # before the rest was even sent
         go_on.set()
         assert b"".join([piece async for piece in pieces]) == b"second"
@@ -193,7 +193,7 @@ async def test_silence_past_the_read_timeout_fails_the_wait_for_headers_and_for_
         with pytest.raises(TimeoutError):
             await asyncio.wait_for(post(http, b'{"stall": "headers"}'), 2)
         response = await asyncio.wait_for(http.send("POST", "/", CIMultiDict(), b'{"stall": "body"}', decompress=False), 2)
-        pieces = response.content.iter_any()
+        pieces = response.iter_any()
         assert await anext(pieces) == b"part"
         with pytest.raises(TimeoutError):
             await asyncio.wait_for(anext(pieces), 2)
@@ -297,7 +297,7 @@ async def test_a_large_body_is_buffered_only_up_to_the_pause_mark_while_the_read
         http = client(server.port)
         response = await http.send("POST", "/", CIMultiDict(), b"x", decompress=False)
         largest, total = 0, 0
-        async for piece in response.content.iter_any():
+        async for piece in response.iter_any():
             largest, total = max(largest, len(piece)), total + len(piece)
             await asyncio.sleep(0.01)  # a slow app
         response.release()

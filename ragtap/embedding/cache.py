@@ -79,4 +79,3 @@ class CachedEmbedder:
                     # A copy, so the cache does not keep the inner embedder's whole batch array alive.
                     self._entries[key_of(text)] = vector.copy()
         return out
-

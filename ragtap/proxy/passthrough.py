@@ -38,7 +38,7 @@ async def relay_response(
         try:
             if prefix:
                 await out.write(prefix)
-            async for chunk in upstream.content.iter_any():
+            async for chunk in upstream.iter_any():
                 await out.write(chunk)
         except ConnectionResetError:  # the app went away: stop reading the upstream
             record.outcome = "incomplete"

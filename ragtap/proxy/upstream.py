@@ -89,11 +89,10 @@ def response_headers(upstream: Mapping[str, str], *, body_rewritten: bool) -> CI
 
 @dataclass(frozen=True, slots=True)
 class UpstreamTarget:
-    base_url: str  # e.g. "https://api.openai.com/v1", no trailing slash
     host: str
     port: int
-    tls: bool = False
-    base_path: str = ""  # the base URL's path, e.g. "/v1"; "" for none
+    tls: bool
+    base_path: str  # the base URL's path, e.g. "/v1"; "" for none
 
     @classmethod
     def parse(cls, base_url: str) -> UpstreamTarget:
@@ -104,7 +103,7 @@ class UpstreamTarget:
             raise ValueError(f"the upstream URL must not carry a query or a fragment, got {base_url!r}")
         tls = parts.scheme == "https"
         port = parts.port or (443 if tls else 80)
-        return cls(base_url.rstrip("/"), parts.hostname, port, tls, parts.path)
+        return cls(parts.hostname, port, tls, parts.path)
 
     def target_for(self, raw_path: str) -> str:
         """Map the app's path onto the upstream base: "/v1/chat/completions" -> base path + "/chat/completions".

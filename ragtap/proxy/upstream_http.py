@@ -100,7 +100,7 @@ def _decoder_for(headers: CIMultiDictProxy[str]) -> _Decoder | None:
 
 
 class UpstreamResponse:
-    """One response: status and headers read, the body still arriving (`content.iter_any()` or `read()`).
+    """One response: status and headers read, the body still arriving (`iter_any()` or `read()`).
     `release()` when done: the connection goes back to the pool if the body was read to its end, else it is closed."""
 
     __slots__ = ("_conn", "content_length", "headers", "reason", "status")
@@ -112,11 +112,6 @@ class UpstreamResponse:
         self.headers = headers
         length = headers.get("Content-Length")
         self.content_length = int(length) if length is not None and length.isdigit() else None
-
-    @property
-    def content(self) -> UpstreamResponse:
-        """The body stream (`response.content.iter_any()`, as callers of aiohttp's client wrote it)."""
-        return self
 
     async def iter_any(self) -> AsyncIterator[bytes]:
         """The body's bytes as they arrive, in pieces of any size; UPSTREAM_BROKE if it does not arrive whole."""
@@ -210,9 +205,6 @@ class _Connection(asyncio.Protocol):
         except httptools.HttpParserError as error:
             self._fail(MalformedResponse(f"the upstream's response is not HTTP/1.x: {error}"))
 
-    def eof_received(self) -> bool:
-        return False  # close the transport: connection_lost follows
-
     def connection_lost(self, exc: Exception | None) -> None:
         self.lost = True
         self._pool.forget_idle(self)
@@ -221,12 +213,6 @@ class _Connection(asyncio.Protocol):
         elif not self.body_done and self._error is None and self._active:
             self._fail(UpstreamDisconnected(f"the upstream closed the connection mid-response ({exc or 'EOF'})"))
         self._cancel_timer()
-
-    def pause_writing(self) -> None:  # a large request body: the transport buffers it (it is in memory already)
-        pass
-
-    def resume_writing(self) -> None:
-        pass
 
     # --- httptools callbacks ------------------------------------------------------------------------------------
 

@@ -40,7 +40,7 @@ async def send_again(exchange: Exchange, body: dict[str, Any]) -> dict[str, Any]
         if upstream.status != 200:
             log.info("guard retry: the upstream answered %d", upstream.status)
             return None
-        async for chunk in upstream.content.iter_any():
+        async for chunk in upstream.iter_any():
             size += len(chunk)
             if size > limit:
                 return None

@@ -83,7 +83,7 @@ async def read_bounded(upstream: UpstreamResponse, record: ExchangeRecord, limit
     parts: list[bytes] = []
     size = 0
     try:
-        async for chunk in upstream.content.iter_any():
+        async for chunk in upstream.iter_any():
             parts.append(chunk)
             size += len(chunk)
             if size > limit:

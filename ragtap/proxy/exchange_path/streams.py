@@ -113,7 +113,7 @@ async def pump_events(
     last_write = now()
     try:
         try:
-            async for chunk in upstream.content.iter_any():
+            async for chunk in upstream.iter_any():
                 await _relay_items(decoder.feed(chunk), relay, record, flush_first_token)
                 if not relay.pending and not relay.closed and now() - last_write > KEEPALIVE_AFTER_S:
                     # The model is writing its supporting content, which the app never sees: without this the
@@ -164,7 +164,7 @@ async def copy_events(out: web.StreamResponse, upstream: UpstreamResponse, recor
     decoder = SSEDecoder(max_event_bytes)
     try:
         try:
-            async for chunk in upstream.content.iter_any():
+            async for chunk in upstream.iter_any():
                 await out.write(chunk)
                 for payload in decoder.feed(chunk):
                     on_payload(payload)  # type: ignore[arg-type]  # (no Unheld items without pass_unheld)
